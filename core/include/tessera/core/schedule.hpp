@@ -1,0 +1,160 @@
+#pragma once
+// The schedule: the program every GPU runs, as one flat DAG of operations that name the data
+// they read and write. Every consumer (checker, cost model, simulator, GUI, executors) reads
+// this object; none re-derives a schedule on its own.
+//
+// Data model. The sequence is cut into `chunks` chunks (one per GPU); the heads may be split
+// into `head_groups` groups (Ulysses/USP; 1 otherwise). A data item is (kind, head group,
+// chunk). Chunk c's inputs (Q, KV, and for the backward pass dO and Stats) start on GPU c,
+// and its outputs (O and LSE forward; dQ and dKV backward) must end there.
+//  - Input kinds (Q, KV, dO, Stats) are copied by transfers: present or absent on a GPU.
+//  - Accumulator kinds (O, LSE, dQ, dKV) are partial sums: compute adds blocks into a GPU's
+//    local accumulator; a transfer *moves* it (the sender's copy is gone) into the receiver's
+//    inbox; a merge folds inbox entries into the local accumulator.
+//
+// Program order. Ops of one GPU appear in `ops` in program order. Each op sits on a stream;
+// ops of one stream run one after another, and ops of different streams are ordered only by
+// the data they share (dependencies are derived, see costmodel/dependencies.hpp).
+// Transfers match by order: the k-th send from GPU s to GPU d pairs with the k-th recv on d
+// from s, and they complete together (rendezvous).
+#include <compare>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tessera/core/layout.hpp"
+#include "tessera/core/problem.hpp"
+
+namespace tessera {
+
+enum class DataKind : uint8_t { Q, KV, O, LSE, dO, Stats, dQ, dKV };
+inline constexpr int kDataKindCount = 8;
+std::string to_string(DataKind kind);
+bool parse_data_kind(const std::string& text, DataKind& kind);
+bool is_accumulator(DataKind kind);
+
+struct DataItem {
+  DataKind kind = DataKind::Q;
+  int32_t head_group = 0;
+  int32_t chunk = 0;
+  friend auto operator<=>(const DataItem&, const DataItem&) = default;
+  // A dense, unique key for hashing and sorting.
+  uint64_t key() const {
+    return (static_cast<uint64_t>(kind) << 56) | (static_cast<uint64_t>(static_cast<uint32_t>(head_group)) << 32) |
+           static_cast<uint32_t>(chunk);
+  }
+};
+std::string to_string(const DataItem& item);  // "KV[3]" or "KV[h1,3]"
+
+// Block (query chunk i, key/value chunk j) for the heads of one head group.
+struct BlockRef {
+  int32_t head_group = 0;
+  int32_t q_chunk = 0;
+  int32_t kv_chunk = 0;
+  friend auto operator<=>(const BlockRef&, const BlockRef&) = default;
+};
+std::string to_string(const BlockRef& block);
+
+enum class OpKind : uint8_t { compute, send, recv, collective, merge };
+enum class CollectiveKind : uint8_t { all_gather, reduce_scatter, all_to_all, permute };
+std::string to_string(OpKind kind);
+std::string to_string(CollectiveKind kind);
+bool parse_op_kind(const std::string& text, OpKind& kind);
+bool parse_collective_kind(const std::string& text, CollectiveKind& kind);
+
+// The pass an operation belongs to (never Pass::both).
+struct Op {
+  OpKind kind = OpKind::compute;
+  Pass pass = Pass::forward;
+  int32_t gpu = 0;
+  int32_t stream = 0;
+  int32_t peer = -1;        // send: destination; recv: source; collective: its index
+  uint32_t first = 0;       // compute: into Schedule::blocks; send/recv/merge: into Schedule::items
+  uint32_t count = 0;
+};
+
+struct Transfer {
+  int32_t src = 0;
+  int32_t dst = 0;
+  uint32_t first_item = 0;  // into Schedule::items
+  uint32_t item_count = 0;
+};
+
+// A group operation: every member runs one op naming it; it completes when all have arrived.
+// Its data movement is the list of transfers (the bytes an ideal algorithm must move), so
+// all collectives are costed and checked the same way as point-to-point traffic.
+struct Collective {
+  CollectiveKind kind = CollectiveKind::all_gather;
+  Pass pass = Pass::forward;
+  std::vector<int32_t> members;
+  std::vector<Transfer> transfers;
+};
+
+struct Schedule {
+  std::string algorithm;     // generator name, e.g. "mesh"
+  std::string variant;       // e.g. "8x16 greedy"; free text
+  Problem problem;
+  Layout layout = Layout::contiguous;
+  int32_t gpus = 1;
+  int32_t head_groups = 1;
+  std::vector<std::string> stream_names;
+  std::vector<Op> ops;
+  std::vector<BlockRef> blocks;
+  std::vector<DataItem> items;
+  std::vector<Collective> collectives;
+
+  int32_t chunks() const { return gpus; }
+  int32_t owner(int32_t chunk) const { return chunk; }
+  std::span<const BlockRef> blocks_of(const Op& op) const { return {blocks.data() + op.first, op.count}; }
+  std::span<const DataItem> items_of(const Op& op) const { return {items.data() + op.first, op.count}; }
+  std::span<const DataItem> items_of(const Transfer& transfer) const {
+    return {items.data() + transfer.first_item, transfer.item_count};
+  }
+  std::string name() const { return variant.empty() ? algorithm : algorithm + " " + variant; }
+  std::string describe(const Op& op) const;  // "GPU 3 recv KV[2] from GPU 2 (op 17, stream kv_recv)"
+  size_t index_of(const Op& op) const { return static_cast<size_t>(&op - ops.data()); }
+};
+
+// Heads of one head group, and key/value heads it needs (replicated when groups > kv heads).
+int64_t query_heads_per_group(const Problem& problem, int32_t head_groups);
+int64_t kv_heads_per_group(const Problem& problem, int32_t head_groups);
+
+// Appends ops in program order; generators use nothing else to build a schedule.
+class ScheduleBuilder {
+ public:
+  ScheduleBuilder(std::string algorithm, std::string variant, const Problem& problem, Layout layout, int32_t gpus,
+                  int32_t head_groups = 1);
+
+  int32_t stream(const std::string& name);  // index of a named stream, created on first use
+  void compute(int32_t gpu, Pass pass, std::span<const BlockRef> blocks, int32_t stream = 0);
+  void compute(int32_t gpu, Pass pass, BlockRef block, int32_t stream = 0) { compute(gpu, pass, {&block, 1}, stream); }
+  void send(int32_t gpu, int32_t stream, int32_t to, std::span<const DataItem> items);
+  void recv(int32_t gpu, int32_t stream, int32_t from, std::span<const DataItem> items);
+  void send(int32_t gpu, int32_t stream, int32_t to, std::initializer_list<DataItem> items) {
+    send(gpu, stream, to, std::span<const DataItem>(items.begin(), items.size()));
+  }
+  void recv(int32_t gpu, int32_t stream, int32_t from, std::initializer_list<DataItem> items) {
+    recv(gpu, stream, from, std::span<const DataItem>(items.begin(), items.size()));
+  }
+  void merge(int32_t gpu, int32_t stream, std::span<const DataItem> items);
+  void merge(int32_t gpu, int32_t stream, std::initializer_list<DataItem> items) {
+    merge(gpu, stream, std::span<const DataItem>(items.begin(), items.size()));
+  }
+  // Declares a collective; returns its index. Add its transfers, then one op per member.
+  int32_t begin_collective(CollectiveKind kind, Pass pass, std::vector<int32_t> members);
+  void add_transfer(int32_t collective, int32_t src, int32_t dst, std::span<const DataItem> items);
+  void collective_op(int32_t gpu, int32_t stream, int32_t collective);
+  // Pass of the ops appended next (compute ops carry theirs explicitly).
+  void set_pass(Pass pass) { pass_ = pass; }
+
+  Schedule finish() { return std::move(schedule_); }
+  const Schedule& peek() const { return schedule_; }
+
+ private:
+  uint32_t add_items(std::span<const DataItem> items);
+  Schedule schedule_;
+  Pass pass_ = Pass::forward;
+};
+
+}  // namespace tessera

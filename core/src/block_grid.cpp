@@ -1,0 +1,29 @@
+#include "tessera/core/block_grid.hpp"
+
+namespace tessera {
+
+BlockGrid::BlockGrid(const Problem& problem, Layout layout, int64_t chunks)
+    : problem_(problem), layout_(layout), chunks_(chunks) {
+  if (problem.mask.kind == MaskKind::documents) documents_ = DocumentBounds(problem.mask.document_lengths);
+  tokens_.reserve(static_cast<size_t>(chunks));
+  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+    tokens_.push_back(tessera::chunk_tokens(layout, problem.seq_len, chunks, chunk));
+    token_counts_.push_back(tokens_.back().size());
+  }
+  pairs_cache_.assign(static_cast<size_t>(chunks * chunks), -1);
+}
+
+int64_t BlockGrid::pairs(int64_t q_chunk, int64_t kv_chunk) const {
+  int64_t& cached = pairs_cache_[static_cast<size_t>(q_chunk * chunks_ + kv_chunk)];
+  if (cached < 0) cached = count_unmasked_pairs(problem_.mask, documents_, tokens(q_chunk), tokens(kv_chunk));
+  return cached;
+}
+
+int64_t BlockGrid::total_pairs() const {
+  int64_t total = 0;
+  for (int64_t i = 0; i < chunks_; ++i)
+    for (int64_t j = 0; j < chunks_; ++j) total += pairs(i, j);
+  return total;
+}
+
+}  // namespace tessera
