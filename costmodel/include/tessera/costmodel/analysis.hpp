@@ -1,0 +1,39 @@
+#pragma once
+// The execution structure of a schedule, shared by the checker, the cost model and (later)
+// the simulator: derived dependencies, send/recv matching, and an execution order under
+// rendezvous semantics (a send and its recv complete together; a collective completes when
+// every member has reached it).
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tessera/core/schedule.hpp"
+
+namespace tessera {
+
+struct ScheduleAnalysis {
+  // Dependencies in CSR form: op i waits for deps[dep_offsets[i] .. dep_offsets[i+1]).
+  // They are the previous op of the same stream, and for each item the op reads (or writes),
+  // the last earlier op of the same GPU, per stream, that wrote it.
+  std::vector<uint32_t> dep_offsets;
+  std::vector<uint32_t> deps;
+  std::vector<int32_t> partner;                     // the matched recv of a send and vice versa; -1 otherwise
+  std::vector<std::vector<uint32_t>> collective_ops;  // per collective, its member ops
+  std::vector<uint32_t> order;                      // ops in an order that respects all of the above
+
+  std::span<const uint32_t> deps_of(size_t op) const {
+    return {deps.data() + dep_offsets[op], dep_offsets[op + 1] - dep_offsets[op]};
+  }
+};
+
+// Builds dependencies and matching, and checks what can be checked statically: field ranges,
+// data present before use (in program order), every send matched by a recv of the same data,
+// every collective reached once by each member. Returns the first violation in words, or "".
+std::string analyze_schedule(const Schedule& schedule, ScheduleAnalysis& analysis);
+
+// Runs the schedule abstractly under rendezvous semantics and fills analysis.order.
+// Returns "" when every op completes, or a description of the deadlock (who waits on whom).
+std::string find_execution_order(const Schedule& schedule, ScheduleAnalysis& analysis);
+
+}  // namespace tessera

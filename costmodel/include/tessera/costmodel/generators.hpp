@@ -1,0 +1,62 @@
+#pragma once
+// Schedule generators: from a problem and a GPU count to a schedule. Each generator lives in
+// its own file; this is the registry the front ends use.
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tessera/core/block_grid.hpp"
+#include "tessera/core/schedule.hpp"
+
+namespace tessera {
+
+// "8x16": first = query chunks per tile (mesh), grid rows (attention2d), Ulysses degree (usp).
+struct TileShape {
+  int32_t first = 1;
+  int32_t second = 1;
+  friend bool operator==(const TileShape&, const TileShape&) = default;
+};
+TileShape parse_tile(const std::string& text);  // throws UserError
+std::string to_string(const TileShape& tile);
+
+struct GeneratorOptions {
+  int32_t gpus = 8;
+  std::optional<Layout> layout;     // default: contiguous for a full mask, zigzag otherwise
+  std::optional<TileShape> tile;    // mesh a x b, attention2d rows x cols, usp u x r; default: chosen
+  std::string variant;              // attention2d: "collective" (default) or "ring"
+  std::string input_path;           // algorithm "file": a schedule JSON; "assignment": a matrix JSON
+};
+
+struct GeneratorInfo {
+  std::string name;
+  std::string summary;
+};
+
+std::span<const GeneratorInfo> list_generators();
+Layout default_layout(const Problem& problem);
+
+// Throws UserError when the algorithm is unknown or does not apply (with the reason).
+Schedule generate_schedule(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options);
+
+// The variants worth ranking for a problem (each tile shape, each Ulysses degree, ...), as
+// (algorithm, options) pairs; ones that do not apply are left out.
+struct Candidate {
+  std::string algorithm;
+  GeneratorOptions options;
+};
+std::vector<Candidate> plan_candidates(const Problem& problem, int32_t gpus, std::optional<Layout> layout);
+
+// Generators, one per file. `grid` is the n x n block grid with n = options.gpus.
+Schedule generate_ring(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);
+Schedule generate_all_gather(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);
+Schedule generate_ulysses(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);
+Schedule generate_usp(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);
+Schedule generate_attention2d(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);
+Schedule generate_mesh(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);
+Schedule generate_from_assignment(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);
+
+// Divisor pairs (a, b) with a * b = n, a ascending.
+std::vector<TileShape> factor_pairs(int32_t n);
+
+}  // namespace tessera

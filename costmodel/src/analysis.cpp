@@ -1,0 +1,348 @@
+#include "tessera/costmodel/analysis.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <tuple>
+
+#include "tessera/costmodel/op_data.hpp"
+
+namespace tessera {
+
+namespace {
+
+constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+
+bool is_input(DataKind kind) { return !is_accumulator(kind); }
+
+// Per-GPU table of "last op that wrote item x on stream s", reset between GPUs.
+class LastWriters {
+ public:
+  LastWriters(const Schedule& schedule)
+      : head_groups_(schedule.head_groups),
+        chunks_(schedule.chunks()),
+        streams_(static_cast<int32_t>(schedule.stream_names.size())) {
+    table_.assign(static_cast<size_t>(2) * kDataKindCount * head_groups_ * chunks_ * streams_, kNone);
+  }
+  size_t slot(const DataItem& item, bool inbox) const {
+    size_t index = (static_cast<size_t>(item.kind) * head_groups_ + item.head_group) * chunks_ + item.chunk;
+    if (inbox) index += static_cast<size_t>(kDataKindCount) * head_groups_ * chunks_;
+    return index * streams_;
+  }
+  // Writers of item on any stream (kNone where none).
+  std::span<const uint32_t> writers(size_t slot_base) const { return {table_.data() + slot_base, static_cast<size_t>(streams_)}; }
+  bool any(size_t slot_base) const {
+    for (int32_t s = 0; s < streams_; ++s)
+      if (table_[slot_base + s] != kNone) return true;
+    return false;
+  }
+  void set(size_t slot_base, int32_t stream, uint32_t op) {
+    if (table_[slot_base + stream] == kNone) touched_.push_back(slot_base + stream);
+    table_[slot_base + stream] = op;
+  }
+  void reset() {
+    for (size_t index : touched_) table_[index] = kNone;
+    touched_.clear();
+  }
+
+ private:
+  int32_t head_groups_, chunks_, streams_;
+  std::vector<uint32_t> table_;
+  std::vector<size_t> touched_;
+};
+
+std::string check_fields(const Schedule& schedule) {
+  const auto streams = static_cast<int32_t>(schedule.stream_names.size());
+  auto bad_item = [&](const DataItem& item) {
+    return item.head_group < 0 || item.head_group >= schedule.head_groups || item.chunk < 0 ||
+           item.chunk >= schedule.chunks();
+  };
+  for (const auto& op : schedule.ops) {
+    std::string where = "op " + std::to_string(schedule.index_of(op));
+    if (op.gpu < 0 || op.gpu >= schedule.gpus) return where + ": GPU " + std::to_string(op.gpu) + " does not exist";
+    if (op.stream < 0 || op.stream >= streams) return where + ": stream " + std::to_string(op.stream) + " does not exist";
+    if (op.pass == Pass::both) return where + ": an operation belongs to one pass";
+    if (op.kind == OpKind::compute) {
+      if (op.first + static_cast<size_t>(op.count) > schedule.blocks.size()) return where + ": blocks out of range";
+      for (const auto& block : schedule.blocks_of(op))
+        if (block.head_group < 0 || block.head_group >= schedule.head_groups || block.q_chunk < 0 ||
+            block.q_chunk >= schedule.chunks() || block.kv_chunk < 0 || block.kv_chunk >= schedule.chunks())
+          return where + ": block " + to_string(block) + " is outside the grid";
+    } else if (op.kind == OpKind::collective) {
+      if (op.peer < 0 || op.peer >= static_cast<int32_t>(schedule.collectives.size()))
+        return where + ": collective " + std::to_string(op.peer) + " does not exist";
+    } else {
+      if (op.first + static_cast<size_t>(op.count) > schedule.items.size()) return where + ": items out of range";
+      for (const auto& item : schedule.items_of(op))
+        if (bad_item(item)) return where + ": item " + to_string(item) + " is outside the grid";
+      if (op.kind != OpKind::merge && (op.peer < 0 || op.peer >= schedule.gpus || op.peer == op.gpu))
+        return schedule.describe(op) + ": peer " + std::to_string(op.peer) + " is not another GPU";
+    }
+  }
+  for (size_t c = 0; c < schedule.collectives.size(); ++c)
+    for (const auto& transfer : schedule.collectives[c].transfers)
+      for (const auto& item : schedule.items_of(transfer))
+        if (bad_item(item)) return "collective " + std::to_string(c) + ": item " + to_string(item) + " is outside the grid";
+  return "";
+}
+
+std::string describe_items(const Schedule& schedule, const Op& op) {
+  std::string text;
+  for (const auto& item : schedule.items_of(op)) text += (text.empty() ? "" : " ") + to_string(item);
+  return text;
+}
+
+std::string match_transfers(const Schedule& schedule, ScheduleAnalysis& analysis) {
+  // The k-th send from s to d pairs with the k-th recv on d from s: sort both by (s, d, program order).
+  std::vector<std::tuple<int32_t, int32_t, uint32_t>> sends, recvs;
+  for (uint32_t index = 0; index < schedule.ops.size(); ++index) {
+    const Op& op = schedule.ops[index];
+    if (op.kind == OpKind::send) sends.emplace_back(op.gpu, op.peer, index);
+    if (op.kind == OpKind::recv) recvs.emplace_back(op.peer, op.gpu, index);
+  }
+  std::sort(sends.begin(), sends.end());
+  std::sort(recvs.begin(), recvs.end());
+  size_t s = 0, r = 0;
+  while (s < sends.size() || r < recvs.size()) {
+    bool have_send = s < sends.size(), have_recv = r < recvs.size();
+    if (have_send && have_recv && std::get<0>(sends[s]) == std::get<0>(recvs[r]) &&
+        std::get<1>(sends[s]) == std::get<1>(recvs[r])) {
+      const Op& send = schedule.ops[std::get<2>(sends[s])];
+      const Op& recv = schedule.ops[std::get<2>(recvs[r])];
+      auto sent = schedule.items_of(send);
+      auto received = schedule.items_of(recv);
+      if (!std::equal(sent.begin(), sent.end(), received.begin(), received.end()))
+        return "mismatched transfer: " + schedule.describe(recv) + " is matched with " + schedule.describe(send) +
+               ", which carries different data (" + describe_items(schedule, send) + ")";
+      analysis.partner[std::get<2>(sends[s])] = static_cast<int32_t>(std::get<2>(recvs[r]));
+      analysis.partner[std::get<2>(recvs[r])] = static_cast<int32_t>(std::get<2>(sends[s]));
+      ++s;
+      ++r;
+      continue;
+    }
+    bool send_first = have_send && (!have_recv || std::make_pair(std::get<0>(sends[s]), std::get<1>(sends[s])) <
+                                                     std::make_pair(std::get<0>(recvs[r]), std::get<1>(recvs[r])));
+    if (send_first) {
+      const Op& send = schedule.ops[std::get<2>(sends[s])];
+      return "unmatched send: " + schedule.describe(send) + " has no matching recv on GPU " +
+             std::to_string(send.peer) + " from GPU " + std::to_string(send.gpu);
+    }
+    const Op& recv = schedule.ops[std::get<2>(recvs[r])];
+    return "unmatched recv: " + schedule.describe(recv) + " has no matching send from GPU " +
+           std::to_string(recv.peer) + " to GPU " + std::to_string(recv.gpu);
+  }
+  return "";
+}
+
+std::string match_collectives(const Schedule& schedule, ScheduleAnalysis& analysis) {
+  analysis.collective_ops.assign(schedule.collectives.size(), {});
+  for (uint32_t index = 0; index < schedule.ops.size(); ++index) {
+    const Op& op = schedule.ops[index];
+    if (op.kind != OpKind::collective) continue;
+    const Collective& collective = schedule.collectives[static_cast<size_t>(op.peer)];
+    if (std::find(collective.members.begin(), collective.members.end(), op.gpu) == collective.members.end())
+      return schedule.describe(op) + ": GPU " + std::to_string(op.gpu) + " is not a member of the collective";
+    for (uint32_t other : analysis.collective_ops[static_cast<size_t>(op.peer)])
+      if (schedule.ops[other].gpu == op.gpu)
+        return schedule.describe(op) + ": GPU " + std::to_string(op.gpu) + " joins the same collective twice";
+    analysis.collective_ops[static_cast<size_t>(op.peer)].push_back(index);
+  }
+  for (size_t c = 0; c < schedule.collectives.size(); ++c) {
+    const Collective& collective = schedule.collectives[c];
+    for (int32_t member : collective.members) {
+      bool present = std::any_of(analysis.collective_ops[c].begin(), analysis.collective_ops[c].end(),
+                                 [&](uint32_t op) { return schedule.ops[op].gpu == member; });
+      if (!present)
+        return to_string(collective.kind) + " #" + std::to_string(c) + " has no op on member GPU " +
+               std::to_string(member) + ": the other members would wait for ever";
+    }
+  }
+  return "";
+}
+
+std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analysis) {
+  const size_t op_count = schedule.ops.size();
+  // Ops per GPU in program order.
+  std::vector<uint32_t> gpu_offsets(static_cast<size_t>(schedule.gpus) + 1, 0);
+  for (const auto& op : schedule.ops) ++gpu_offsets[static_cast<size_t>(op.gpu) + 1];
+  for (size_t g = 0; g < static_cast<size_t>(schedule.gpus); ++g) gpu_offsets[g + 1] += gpu_offsets[g];
+  std::vector<uint32_t> by_gpu(op_count);
+  {
+    std::vector<uint32_t> fill(gpu_offsets.begin(), gpu_offsets.end() - 1);
+    for (uint32_t index = 0; index < op_count; ++index) by_gpu[fill[static_cast<size_t>(schedule.ops[index].gpu)]++] = index;
+  }
+
+  std::vector<std::vector<uint32_t>> per_op_deps(op_count);
+  LastWriters writers(schedule);
+  std::vector<uint32_t> last_on_stream(schedule.stream_names.size(), kNone);
+  OpData data;
+  std::vector<uint32_t> found;
+  for (int32_t gpu = 0; gpu < schedule.gpus; ++gpu) {
+    writers.reset();
+    std::fill(last_on_stream.begin(), last_on_stream.end(), kNone);
+    for (uint32_t position = gpu_offsets[static_cast<size_t>(gpu)]; position < gpu_offsets[static_cast<size_t>(gpu) + 1];
+         ++position) {
+      const uint32_t index = by_gpu[position];
+      const Op& op = schedule.ops[index];
+      op_data(schedule, op, data);
+      found.clear();
+      if (last_on_stream[static_cast<size_t>(op.stream)] != kNone) found.push_back(last_on_stream[static_cast<size_t>(op.stream)]);
+      auto depend_on_writers = [&](size_t slot) {
+        for (uint32_t writer : writers.writers(slot))
+          if (writer != kNone) found.push_back(writer);
+      };
+      for (const auto& item : data.reads) {
+        size_t slot = writers.slot(item, false);
+        bool written = writers.any(slot);
+        if (is_input(item.kind)) {
+          if (!written && item.chunk != gpu)
+            return "data not present: " + schedule.describe(op) + " reads " + to_string(item) + ", which is not GPU " +
+                   std::to_string(gpu) + "'s own chunk and was not received earlier";
+        } else if (!written && op.kind != OpKind::merge) {
+          return "data not present: " + schedule.describe(op) + " sends the partial " + to_string(item) +
+                 ", but nothing on GPU " + std::to_string(gpu) + " computed or merged it before";
+        }
+        depend_on_writers(slot);
+      }
+      for (const auto& item : data.inbox_reads) {
+        size_t slot = writers.slot(item, true);
+        if (!writers.any(slot))
+          return "data not present: " + schedule.describe(op) + " merges " + to_string(item) +
+                 ", but no partial of it was received earlier";
+        depend_on_writers(slot);
+      }
+      for (const auto& item : data.writes) depend_on_writers(writers.slot(item, false));
+      for (const auto& item : data.inbox_writes) depend_on_writers(writers.slot(item, true));
+      for (const auto& item : data.writes) writers.set(writers.slot(item, false), op.stream, index);
+      for (const auto& item : data.inbox_writes) writers.set(writers.slot(item, true), op.stream, index);
+      last_on_stream[static_cast<size_t>(op.stream)] = index;
+      std::sort(found.begin(), found.end());
+      found.erase(std::unique(found.begin(), found.end()), found.end());
+      per_op_deps[index] = found;
+    }
+  }
+  analysis.dep_offsets.assign(op_count + 1, 0);
+  for (size_t index = 0; index < op_count; ++index)
+    analysis.dep_offsets[index + 1] = analysis.dep_offsets[index] + static_cast<uint32_t>(per_op_deps[index].size());
+  analysis.deps.clear();
+  analysis.deps.reserve(analysis.dep_offsets.back());
+  for (const auto& list : per_op_deps) analysis.deps.insert(analysis.deps.end(), list.begin(), list.end());
+  return "";
+}
+
+}  // namespace
+
+std::string analyze_schedule(const Schedule& schedule, ScheduleAnalysis& analysis) {
+  analysis = ScheduleAnalysis{};
+  analysis.partner.assign(schedule.ops.size(), -1);
+  if (schedule.gpus < 1) return "the schedule has no GPUs";
+  if (schedule.stream_names.empty()) return "the schedule has no streams";
+  if (auto problem = check_fields(schedule); !problem.empty()) return problem;
+  if (auto problem = match_transfers(schedule, analysis); !problem.empty()) return problem;
+  if (auto problem = match_collectives(schedule, analysis); !problem.empty()) return problem;
+  return build_dependencies(schedule, analysis);
+}
+
+std::string find_execution_order(const Schedule& schedule, ScheduleAnalysis& analysis) {
+  const size_t op_count = schedule.ops.size();
+  std::vector<uint32_t> pending(op_count);
+  std::vector<uint32_t> successor_offsets(op_count + 1, 0);
+  for (size_t index = 0; index < op_count; ++index) {
+    pending[index] = static_cast<uint32_t>(analysis.deps_of(index).size());
+    for (uint32_t dep : analysis.deps_of(index)) ++successor_offsets[dep + 1];
+  }
+  for (size_t index = 0; index < op_count; ++index) successor_offsets[index + 1] += successor_offsets[index];
+  std::vector<uint32_t> successors(successor_offsets.back());
+  {
+    std::vector<uint32_t> fill(successor_offsets.begin(), successor_offsets.end() - 1);
+    for (uint32_t index = 0; index < op_count; ++index)
+      for (uint32_t dep : analysis.deps_of(index)) successors[fill[dep]++] = index;
+  }
+
+  std::vector<uint8_t> posted(op_count, 0), done(op_count, 0);
+  std::vector<uint32_t> arrived(schedule.collectives.size(), 0);
+  std::deque<uint32_t> ready;
+  for (uint32_t index = 0; index < op_count; ++index)
+    if (pending[index] == 0) ready.push_back(index);
+  analysis.order.clear();
+  analysis.order.reserve(op_count);
+
+  auto complete = [&](uint32_t index) {
+    done[index] = 1;
+    analysis.order.push_back(index);
+    for (uint32_t next = successor_offsets[index]; next < successor_offsets[index + 1]; ++next)
+      if (--pending[successors[next]] == 0) ready.push_back(successors[next]);
+  };
+  while (!ready.empty()) {
+    uint32_t index = ready.front();
+    ready.pop_front();
+    const Op& op = schedule.ops[index];
+    posted[index] = 1;
+    switch (op.kind) {
+      case OpKind::compute:
+      case OpKind::merge: complete(index); break;
+      case OpKind::send:
+      case OpKind::recv: {
+        auto partner = static_cast<uint32_t>(analysis.partner[index]);
+        if (posted[partner]) {
+          // Send first, then its recv: consumers rely on that order.
+          if (op.kind == OpKind::send) {
+            complete(index);
+            complete(partner);
+          } else {
+            complete(partner);
+            complete(index);
+          }
+        }
+        break;
+      }
+      case OpKind::collective: {
+        auto c = static_cast<size_t>(op.peer);
+        if (++arrived[c] == analysis.collective_ops[c].size())
+          for (uint32_t member : analysis.collective_ops[c]) complete(member);
+        break;
+      }
+    }
+  }
+  if (analysis.order.size() == op_count) return "";
+
+  // Deadlock: follow "waits for" from a stuck op until an op repeats, and tell that chain.
+  auto waits_for = [&](uint32_t index) -> uint32_t {
+    const Op& op = schedule.ops[index];
+    if (posted[index]) {
+      if (op.kind == OpKind::send || op.kind == OpKind::recv) return static_cast<uint32_t>(analysis.partner[index]);
+      if (op.kind == OpKind::collective)
+        for (uint32_t member : analysis.collective_ops[static_cast<size_t>(op.peer)])
+          if (!posted[member]) return member;
+      return kNone;
+    }
+    for (uint32_t dep : analysis.deps_of(index))
+      if (!done[dep]) return dep;
+    return kNone;
+  };
+  uint32_t start = kNone;
+  for (uint32_t index = 0; index < op_count && start == kNone; ++index)
+    if (posted[index] && !done[index]) start = index;
+  if (start == kNone)
+    for (uint32_t index = 0; index < op_count && start == kNone; ++index)
+      if (!done[index]) start = index;
+  std::vector<uint32_t> chain;
+  std::vector<uint8_t> seen(op_count, 0);
+  for (uint32_t at = start; at != kNone && !seen[at] && chain.size() < 64; at = waits_for(at)) {
+    seen[at] = 1;
+    chain.push_back(at);
+  }
+  std::string text = "deadlock: " + std::to_string(op_count - analysis.order.size()) + " ops can never run; ";
+  for (size_t step = 0; step < chain.size() && step < 6; ++step) {
+    if (step) text += ", which waits for ";
+    text += schedule.describe(schedule.ops[chain[step]]);
+  }
+  if (chain.size() > 6) text += ", ...";
+  if (!chain.empty()) {
+    uint32_t next = waits_for(chain.back());
+    if (next != kNone && seen[next]) text += " (a cycle)";
+  }
+  return text;
+}
+
+}  // namespace tessera

@@ -1,0 +1,72 @@
+// Every generator x mask x layout x GPU count, forward and backward, passes the checker.
+#include <catch2/catch.hpp>
+
+#include "tessera/core/error.hpp"
+#include "tessera/costmodel/checker.hpp"
+#include "tessera/costmodel/generators.hpp"
+
+using namespace tessera;
+
+namespace {
+
+Problem small_problem(MaskKind mask, int32_t gpus, Pass pass) {
+  Problem problem;
+  problem.seq_len = 3 * gpus + 7;  // odd, never a multiple of the GPU count (for P > 1)
+  problem.heads = 720;             // divisible by 1..6, 8, 9, 12, 16: Ulysses applies there
+  problem.kv_heads = 1;            // MQA: KV heads are replicated when they are split
+  problem.head_dim = 64;
+  problem.head_dim_v = 64;
+  problem.pass = pass;
+  problem.mask.kind = mask;
+  if (mask == MaskKind::sliding_window) problem.mask.window_tokens = 5;
+  if (mask == MaskKind::documents) {
+    // Documents of 5, 1, 2*gpus, and the rest.
+    int64_t rest = problem.seq_len - 6 - 2 * gpus;
+    problem.mask.document_lengths = {5, 1, 2 * gpus, rest};
+  }
+  return problem;
+}
+
+bool ulysses_applies(const Problem& problem, int32_t u) {
+  return problem.heads % u == 0 && (problem.kv_heads % u == 0 || u % problem.kv_heads == 0);
+}
+
+}  // namespace
+
+TEST_CASE("every generator passes the checker for every mask, layout and GPU count", "[generators]") {
+  const std::string algorithm =
+      GENERATE(as<std::string>{}, "ring", "all-gather", "ulysses", "usp", "attention2d", "mesh");
+  const std::vector<int32_t> gpu_counts = {1, 2, 3, 4, 5, 6, 8, 9, 12, 16, 64, 256};
+  {
+    for (int32_t gpus : gpu_counts) {
+      for (MaskKind mask : {MaskKind::full, MaskKind::causal, MaskKind::sliding_window, MaskKind::documents}) {
+        for (Layout layout : {Layout::contiguous, Layout::zigzag, Layout::striped}) {
+          for (Pass pass : {Pass::forward, Pass::backward}) {
+            Problem problem = small_problem(mask, gpus, pass);
+            GeneratorOptions options;
+            options.gpus = gpus;
+            options.layout = layout;
+            INFO(algorithm << " P=" << gpus << " mask=" << to_string(mask) << " layout=" << to_string(layout)
+                           << " pass=" << to_string(pass));
+            if (algorithm == "ulysses" && !ulysses_applies(problem, gpus)) {
+              CHECK_THROWS_AS(generate_schedule(algorithm, problem, options), UserError);
+              continue;
+            }
+            if (algorithm == "ulysses" && gpus > 16) continue;  // P^3 blocks: covered up to 16
+            std::string violation;
+            try {
+              Schedule schedule = generate_schedule(algorithm, problem, options);
+              BlockGrid grid(problem, layout, gpus);
+              violation = check_schedule(schedule, grid).violation;
+            } catch (const UserError& error) {
+              violation = std::string("generator refused: ") + error.what();
+            }
+            INFO(violation);
+            CHECK(violation.empty());
+            if (!violation.empty()) return;  // one failure per algorithm is enough to read
+          }
+        }
+      }
+    }
+  }
+}
