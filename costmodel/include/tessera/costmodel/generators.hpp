@@ -56,6 +56,9 @@ Schedule generate_attention2d(const Problem& problem, const GeneratorOptions& op
 Schedule generate_mesh(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);
 Schedule generate_from_assignment(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);
 
+// The mesh tile a x b (a * b = gpus) that moves the fewest bytes per GPU for the problem.
+TileShape choose_mesh_tile(const Problem& problem, int32_t gpus);
+
 // Divisor pairs (a, b) with a * b = n, a ascending.
 std::vector<TileShape> factor_pairs(int32_t n);
 

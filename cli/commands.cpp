@@ -1,0 +1,218 @@
+#include "commands.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <iostream>
+
+#include "table.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/core/schedule_json.hpp"
+#include "tessera/costmodel/checker.hpp"
+#include "tessera/costmodel/report_json.hpp"
+
+namespace tessera::cli {
+
+using nlohmann::json;
+
+namespace {
+
+std::string describe_problem(const Problem& problem, int32_t gpus) {
+  std::string text = std::to_string(gpus) + " GPUs, N=" + format_count(problem.seq_len) +
+                     ", H=" + std::to_string(problem.heads) + ", G=" + std::to_string(problem.kv_heads) +
+                     ", d=" + std::to_string(problem.head_dim) + ", " + to_string(problem.dtype) + ", " +
+                     to_string(problem.mask.kind);
+  if (problem.mask.kind == MaskKind::sliding_window) text += " (window " + format_count(problem.mask.window_tokens) + ")";
+  if (problem.mask.kind == MaskKind::documents)
+    text += " (" + std::to_string(problem.mask.document_lengths.size()) + " documents)";
+  if (problem.batch != 1) text += ", batch " + std::to_string(problem.batch);
+  return text + ", pass " + to_string(problem.pass);
+}
+
+struct Costed {
+  Schedule schedule;
+  CostReport report;
+};
+
+// Generates, checks and costs. A schedule the checker rejects is a bug in its generator (or a
+// bad file): it is reported, never costed.
+Costed generate_and_cost(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options,
+                         const Hardware& hardware) {
+  Costed costed{generate_schedule(algorithm, problem, options), {}};
+  BlockGrid grid(costed.schedule.problem, costed.schedule.layout, costed.schedule.chunks());
+  CheckResult check = check_schedule(costed.schedule, grid);
+  if (!check.ok()) throw std::runtime_error("schedule '" + costed.schedule.name() + "' is invalid: " + check.violation);
+  costed.report = cost_schedule(costed.schedule, grid, check.analysis, hardware);
+  return costed;
+}
+
+void print_cost(const Costed& costed, std::ostream& out) {
+  const CostReport& report = costed.report;
+  out << costed.schedule.name() << " on " << describe_problem(costed.schedule.problem, costed.schedule.gpus) << "\n\n";
+  Table table({"metric", "value", "note"});
+  table.add_row({"time (alpha-beta)", format_seconds(report.time_s), "makespan with compute/communication overlap"});
+  table.add_row({"compute, busiest GPU", format_seconds(report.compute_s_max), ""});
+  table.add_row({"communication, busiest GPU", format_seconds(report.comm_s_max), "sum of its incoming transfers"});
+  table.add_row({"received, busiest GPU", format_bytes(static_cast<double>(report.recv_bytes_max)), ""});
+  for (int kind = 0; kind < kDataKindCount; ++kind) {
+    double bytes = report.recv_bytes_mean_by_kind[static_cast<size_t>(kind)];
+    if (bytes > 0)
+      table.add_row({"  received " + to_string(static_cast<DataKind>(kind)) + " (mean per GPU)", format_bytes(bytes), ""});
+  }
+  table.add_row({"FLOPs, busiest GPU", format_fixed(report.flops_max / 1e12, 2) + " TFLOP", ""});
+  table.add_row({"peak buffer memory", format_bytes(static_cast<double>(report.peak_memory_bytes_max)),
+                 "own chunks + received + partials"});
+  table.add_row({"CommCom ratio", format_fixed(report.bytes_per_flop * 1e3, 3) + " B/kFLOP",
+                 "comm/compute time " + format_fixed(report.comm_over_compute, 2)});
+  table.add_row({"lower bound (received)", format_bytes(report.lower_bound.total_bytes()),
+                 "research/peers.md 5.2; no head split"});
+  table.add_row({"received / lower bound", format_fixed(report.lower_bound_ratio, 2), ""});
+  table.print(out);
+}
+
+bool stderr_is_terminal() { return isatty(STDERR_FILENO) != 0; }
+
+}  // namespace
+
+int run_schedules(const CommonFlags& common) {
+  if (common.json) {
+    json list = json::array();
+    for (const auto& info : list_generators()) list.push_back({{"name", info.name}, {"summary", info.summary}});
+    std::cout << json{{"schedules", list}}.dump(2) << "\n";
+    return 0;
+  }
+  Table table({"schedule", "description"});
+  for (const auto& info : list_generators()) table.add_row({info.name, info.summary});
+  table.print(std::cout);
+  return 0;
+}
+
+int run_cost(const ProblemFlags& problem_flags, const ScheduleFlags& schedule_flags, const HardwareFlags& hardware_flags,
+             const CommonFlags& common) {
+  Problem problem = make_problem(problem_flags);
+  GeneratorOptions options = make_options(problem_flags, schedule_flags);
+  Hardware hardware = make_hardware(hardware_flags);
+  Costed costed = generate_and_cost(schedule_flags.algorithm, problem, options, hardware);
+  if (common.json) {
+    json out = cost_report_to_json(costed.schedule, costed.report, common.per_gpu);
+    out["hardware"] = hardware_to_json(hardware);
+    std::cout << out.dump(2) << "\n";
+  } else {
+    print_cost(costed, std::cout);
+  }
+  return 0;
+}
+
+int run_plan(const ProblemFlags& problem_flags, const HardwareFlags& hardware_flags, const CommonFlags& common) {
+  Problem problem = make_problem(problem_flags);
+  ScheduleFlags no_schedule;
+  GeneratorOptions base = make_options(problem_flags, no_schedule);
+  if (problem.seq_len < base.gpus)
+    throw UserError("--seq " + std::to_string(problem.seq_len) + " is smaller than --gpus " +
+                    std::to_string(base.gpus) + ": every GPU needs at least one token");
+  Hardware hardware = make_hardware(hardware_flags);
+  std::vector<Candidate> candidates = plan_candidates(problem, base.gpus, base.layout);
+  std::vector<Costed> ranked;
+  std::vector<std::pair<std::string, std::string>> skipped;  // name, reason
+  const bool progress = stderr_is_terminal() && !common.json;
+  const auto started = std::chrono::steady_clock::now();
+  for (size_t index = 0; index < candidates.size(); ++index) {
+    const Candidate& candidate = candidates[index];
+    std::string label = candidate.algorithm;
+    if (candidate.options.tile) label += " " + to_string(*candidate.options.tile);
+    if (!candidate.options.variant.empty()) label += " " + candidate.options.variant;
+    if (progress)
+      std::cerr << "\r[" << index + 1 << "/" << candidates.size() << "] " << label << "                    " << std::flush;
+    try {
+      ranked.push_back(generate_and_cost(candidate.algorithm, problem, candidate.options, hardware));
+    } catch (const UserError& error) {
+      skipped.emplace_back(label, error.what());
+    }
+  }
+  if (progress) std::cerr << "\r" << std::string(60, ' ') << "\r";
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const Costed& x, const Costed& y) { return x.report.time_s < y.report.time_s; });
+  const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  size_t shown = common.top > 0 ? std::min(ranked.size(), static_cast<size_t>(common.top)) : ranked.size();
+
+  if (common.json) {
+    json out;
+    out["problem"] = problem_to_json(problem);
+    out["gpus"] = base.gpus;
+    out["hardware"] = hardware_to_json(hardware);
+    out["model"] = "analytic";
+    json ranking = json::array();
+    for (size_t index = 0; index < shown; ++index)
+      ranking.push_back(cost_report_to_json(ranked[index].schedule, ranked[index].report, common.per_gpu));
+    out["ranking"] = ranking;
+    json not_applicable = json::array();
+    for (const auto& [name, reason] : skipped) not_applicable.push_back({{"schedule", name}, {"reason", reason}});
+    out["not_applicable"] = not_applicable;
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "Plan for " << describe_problem(problem, base.gpus) << "\n";
+  std::cout << "Analytical alpha-beta model: " << format_fixed(hardware.peak_flops_per_s / 1e12, 0) << " TFLOP/s peak at "
+            << format_fixed(hardware.compute_efficiency * 100, 0) << " %, links "
+            << format_fixed(hardware.link_bytes_per_s / 1e9, 1) << " GB/s and "
+            << format_fixed(hardware.link_latency_s * 1e6, 1) << " us per GPU pair (uniform network)\n\n";
+  Table table({"rank", "schedule", "time", "vs best", "recv/GPU", "vs bound", "peak mem", "comm/compute"});
+  const double best = ranked.empty() ? 0 : ranked.front().report.time_s;
+  for (size_t index = 0; index < shown; ++index) {
+    const CostReport& report = ranked[index].report;
+    table.add_row({std::to_string(index + 1), ranked[index].schedule.name(), format_seconds(report.time_s),
+                   format_fixed(best > 0 ? report.time_s / best : 0, 2) + "x",
+                   format_bytes(static_cast<double>(report.recv_bytes_max)),
+                   format_fixed(report.lower_bound_ratio, 2) + "x",
+                   format_bytes(static_cast<double>(report.peak_memory_bytes_max)),
+                   format_fixed(report.comm_over_compute, 2)});
+  }
+  table.print(std::cout);
+  if (shown < ranked.size()) std::cout << "(" << ranked.size() - shown << " more; drop --top to see all)\n";
+  if (!skipped.empty()) {
+    std::cout << "\nNot applicable:\n";
+    for (const auto& [name, reason] : skipped) std::cout << "  " << name << ": " << reason << "\n";
+  }
+  std::cout << "\n" << ranked.size() << " schedules generated, checked and costed in " << format_seconds(elapsed_s)
+            << ". Bytes are SI (1 MB = 1e6 B); vs bound = received / the per-GPU lower bound.\n";
+  return 0;
+}
+
+int run_schedule(const ProblemFlags& problem_flags, const ScheduleFlags& schedule_flags, const CommonFlags& common) {
+  Problem problem = make_problem(problem_flags);
+  GeneratorOptions options = make_options(problem_flags, schedule_flags);
+  Schedule schedule = generate_schedule(schedule_flags.algorithm, problem, options);
+  BlockGrid grid(schedule.problem, schedule.layout, schedule.chunks());
+  CheckResult check = check_schedule(schedule, grid);
+  if (!check.ok()) throw std::runtime_error("generated schedule is invalid: " + check.violation);
+  if (common.output.empty() || common.output == "-") {
+    std::cout << schedule_to_json(schedule).dump() << "\n";
+  } else {
+    write_schedule_file(schedule, common.output);
+    std::cerr << "wrote " << schedule.name() << " (" << schedule.ops.size() << " ops) to " << common.output << "\n";
+  }
+  return 0;
+}
+
+int run_check(const HardwareFlags& hardware_flags, const CommonFlags& common) {
+  Schedule schedule = read_schedule_file(common.file);
+  BlockGrid grid(schedule.problem, schedule.layout, schedule.chunks());
+  CheckResult check = check_schedule(schedule, grid);
+  if (common.json) {
+    json out = {{"file", common.file}, {"schedule", schedule.name()}, {"valid", check.ok()},
+                {"violation", check.violation}, {"ops", schedule.ops.size()}};
+    if (check.ok())
+      out["cost"] = cost_report_to_json(schedule, cost_schedule(schedule, grid, check.analysis, make_hardware(hardware_flags)), false);
+    std::cout << out.dump(2) << "\n";
+  } else if (check.ok()) {
+    std::cout << common.file << ": valid " << schedule.name() << " schedule (" << schedule.ops.size() << " ops, "
+              << schedule.gpus << " GPUs)\n";
+  } else {
+    std::cout << common.file << ": invalid: " << check.violation << "\n";
+  }
+  return check.ok() ? 0 : 1;
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,253 @@
+#include "tessera/costmodel/cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "tessera/core/data_size.hpp"
+#include "tessera/costmodel/op_data.hpp"
+
+namespace tessera {
+
+namespace {
+
+int64_t sum(const BytesByKind& bytes) {
+  int64_t total = 0;
+  for (int64_t value : bytes) total += value;
+  return total;
+}
+
+uint64_t place(int32_t gpu, const DataItem& item, bool inbox) {
+  return (static_cast<uint64_t>(gpu) << 44) | (static_cast<uint64_t>(inbox) << 43) |
+         (static_cast<uint64_t>(item.kind) << 40) | (static_cast<uint64_t>(item.head_group) << 24) |
+         static_cast<uint64_t>(item.chunk);
+}
+
+double op_flops(const Schedule& schedule, const BlockGrid& grid, const Op& op) {
+  const double heads = static_cast<double>(query_heads_per_group(schedule.problem, schedule.head_groups) *
+                                           schedule.problem.batch);
+  double pairs = 0;
+  for (const auto& block : schedule.blocks_of(op)) pairs += static_cast<double>(grid.pairs(block.q_chunk, block.kv_chunk));
+  return heads * (op.pass == Pass::forward ? forward_flops_per_head(schedule.problem, pairs)
+                                           : backward_flops_per_head(schedule.problem, pairs));
+}
+
+// Peak bytes held per GPU, walking the execution order: a GPU holds its own chunks from the
+// start; a received input until its last use; a partial from its first write until it is sent
+// away; an arriving partial until it is merged.
+std::vector<int64_t> peak_memory(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis) {
+  std::vector<int64_t> live(static_cast<size_t>(schedule.gpus), 0), peak(static_cast<size_t>(schedule.gpus), 0);
+  const bool backward = schedule.problem.has_backward();
+  for (int32_t gpu = 0; gpu < schedule.gpus; ++gpu) {
+    for (int32_t hg = 0; hg < schedule.head_groups; ++hg) {
+      for (DataKind kind : {DataKind::Q, DataKind::KV, DataKind::dO, DataKind::Stats}) {
+        if (!backward && (kind == DataKind::dO || kind == DataKind::Stats)) continue;
+        live[static_cast<size_t>(gpu)] += item_bytes(schedule, grid, DataItem{kind, hg, gpu});
+      }
+    }
+    peak[static_cast<size_t>(gpu)] = live[static_cast<size_t>(gpu)];
+  }
+  // Last position at which each received input is read.
+  std::unordered_map<uint64_t, size_t> last_read;
+  OpData data;
+  for (size_t position = 0; position < analysis.order.size(); ++position) {
+    const Op& op = schedule.ops[analysis.order[position]];
+    op_data(schedule, op, data);
+    for (const auto& item : data.reads)
+      if (!is_accumulator(item.kind) && item.chunk != op.gpu) last_read[place(op.gpu, item, false)] = position;
+  }
+  std::unordered_map<uint64_t, int64_t> held;  // bytes per (GPU, item) currently held, beyond own chunks
+  auto hold = [&](int32_t gpu, const DataItem& item, bool inbox) {
+    auto [it, inserted] = held.try_emplace(place(gpu, item, inbox), 0);
+    if (!inserted) return;
+    it->second = item_bytes(schedule, grid, item);
+    live[static_cast<size_t>(gpu)] += it->second;
+  };
+  auto release = [&](int32_t gpu, const DataItem& item, bool inbox) {
+    auto it = held.find(place(gpu, item, inbox));
+    if (it == held.end()) return;
+    live[static_cast<size_t>(gpu)] -= it->second;
+    held.erase(it);
+  };
+  for (size_t position = 0; position < analysis.order.size(); ++position) {
+    const Op& op = schedule.ops[analysis.order[position]];
+    op_data(schedule, op, data);
+    const bool moves_out = op.kind == OpKind::send || op.kind == OpKind::collective;
+    for (const auto& item : data.writes) {
+      if (moves_out && is_accumulator(item.kind)) continue;  // handled below: it leaves
+      if (!is_accumulator(item.kind) && item.chunk == op.gpu) continue;
+      hold(op.gpu, item, false);
+    }
+    for (const auto& item : data.inbox_writes) hold(op.gpu, item, true);
+    peak[static_cast<size_t>(op.gpu)] = std::max(peak[static_cast<size_t>(op.gpu)], live[static_cast<size_t>(op.gpu)]);
+    for (const auto& item : data.inbox_reads) release(op.gpu, item, true);
+    if (moves_out)
+      for (const auto& item : data.writes)
+        if (is_accumulator(item.kind)) release(op.gpu, item, false);
+    for (const auto& item : data.reads) {
+      if (is_accumulator(item.kind) || item.chunk == op.gpu) continue;
+      auto it = last_read.find(place(op.gpu, item, false));
+      if (it != last_read.end() && it->second == position) release(op.gpu, item, false);
+    }
+  }
+  return peak;
+}
+
+}  // namespace
+
+int64_t GpuCost::received_total() const { return sum(received_bytes); }
+int64_t GpuCost::sent_total() const { return sum(sent_bytes); }
+
+LowerBound communication_lower_bound(const Problem& problem, int32_t gpus, const BlockGrid& grid) {
+  // A GPU evaluating a set S of (query, key) pairs must see the Q side of |I| queries and the
+  // KV side of |J| keys with |I| * |J| >= |S| (Loomis-Whitney); it owns N/P of each already.
+  // Minimise (a - N/P) * query_side + (b - N/P) * key_side over a * b = |S|, both sides within
+  // [N/P, N]: the objective is convex in a, so clamp the stationary point.
+  const double n = static_cast<double>(problem.seq_len);
+  const double own = n / gpus;
+  const double pairs = static_cast<double>(grid.total_pairs()) / gpus;  // |S| per GPU (one head)
+  const double element = bytes_per_element(problem.dtype);
+  const double h = static_cast<double>(problem.heads), g = static_cast<double>(problem.kv_heads);
+  const double d = static_cast<double>(problem.head_dim), dv = static_cast<double>(problem.head_dim_v);
+  const double batch = static_cast<double>(problem.batch);
+  auto minimum = [&](double query_side, double key_side) {
+    double low = std::max(own, pairs / n), high = std::min(n, pairs / own);
+    if (low > high) return 0.0;
+    double a = std::clamp(std::sqrt(key_side * pairs / query_side), low, high);
+    return batch * ((a - own) * query_side + (pairs / a - own) * key_side);
+  };
+  LowerBound bound;
+  // Forward: Q in and the partial O + LSE out on the query side; K and V in on the key side.
+  if (problem.has_forward()) bound.forward_bytes = minimum(h * ((d + dv) * element + 4), g * (d + dv) * element);
+  // Backward: Q, dO, LSE and delta in, dQ out; K, V in and dK, dV out.
+  if (problem.has_backward())
+    bound.backward_bytes = minimum(h * ((2 * d + dv) * element + 8), 2 * g * (d + dv) * element);
+  return bound;
+}
+
+CostReport cost_schedule(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis,
+                         const Hardware& hardware) {
+  CostReport report;
+  report.gpus.assign(static_cast<size_t>(schedule.gpus), GpuCost{});
+  std::vector<double> finish(schedule.ops.size(), 0);
+  std::vector<double> ready(schedule.ops.size(), 0);
+  std::vector<uint8_t> collective_timed(schedule.collectives.size(), 0);
+  auto bytes_of = [&](std::span<const DataItem> items) {
+    int64_t total = 0;
+    for (const auto& item : items) total += item_bytes(schedule, grid, item);
+    return total;
+  };
+  auto transfer_s = [&](int64_t bytes) {
+    return hardware.link_latency_s + static_cast<double>(bytes) / hardware.link_bytes_per_s;
+  };
+  auto ready_time = [&](uint32_t index) {
+    double time = 0;
+    for (uint32_t dep : analysis.deps_of(index)) time = std::max(time, finish[dep]);
+    return time;
+  };
+
+  for (size_t position = 0; position < analysis.order.size(); ++position) {
+    const uint32_t index = analysis.order[position];
+    const Op& op = schedule.ops[index];
+    GpuCost& gpu = report.gpus[static_cast<size_t>(op.gpu)];
+    switch (op.kind) {
+      case OpKind::compute: {
+        double flops = op_flops(schedule, grid, op);
+        double duration = flops / hardware.effective_flops_per_s();
+        gpu.flops += flops;
+        gpu.compute_s += duration;
+        finish[index] = ready_time(index) + duration;
+        break;
+      }
+      case OpKind::merge: {
+        // Read the arriving partial and the local one, write the sum: three passes over memory.
+        double duration = 3.0 * static_cast<double>(bytes_of(schedule.items_of(op))) / hardware.hbm_bytes_per_s;
+        gpu.compute_s += duration;
+        finish[index] = ready_time(index) + duration;
+        break;
+      }
+      case OpKind::send:
+      case OpKind::recv: {
+        // The send completes first in the order, with its recv right after (rendezvous).
+        if (op.kind == OpKind::recv) break;
+        const auto partner = static_cast<uint32_t>(analysis.partner[index]);
+        const Op& recv = schedule.ops[partner];
+        double start = std::max(ready_time(index), ready_time(partner));
+        int64_t total = 0;
+        for (const auto& item : schedule.items_of(op)) {
+          int64_t bytes = item_bytes(schedule, grid, item);
+          total += bytes;
+          gpu.sent_bytes[static_cast<int>(item.kind)] += bytes;
+          report.gpus[static_cast<size_t>(recv.gpu)].received_bytes[static_cast<int>(item.kind)] += bytes;
+        }
+        double duration = transfer_s(total);
+        report.gpus[static_cast<size_t>(recv.gpu)].comm_s += duration;
+        finish[index] = finish[partner] = start + duration;
+        break;
+      }
+      case OpKind::collective: {
+        const auto c = static_cast<size_t>(op.peer);
+        if (collective_timed[c]) break;
+        collective_timed[c] = 1;
+        const Collective& collective = schedule.collectives[c];
+        // Ideal algorithm on the uniform network: (members - 1) latency steps (one for a
+        // permutation) plus the busiest member's bytes in or out at link bandwidth.
+        std::unordered_map<int32_t, std::pair<int64_t, int64_t>> member_bytes;  // sent, received
+        for (const auto& transfer : collective.transfers) {
+          for (const auto& item : schedule.items_of(transfer)) {
+            int64_t bytes = item_bytes(schedule, grid, item);
+            member_bytes[transfer.src].first += bytes;
+            member_bytes[transfer.dst].second += bytes;
+            report.gpus[static_cast<size_t>(transfer.src)].sent_bytes[static_cast<int>(item.kind)] += bytes;
+            report.gpus[static_cast<size_t>(transfer.dst)].received_bytes[static_cast<int>(item.kind)] += bytes;
+          }
+        }
+        int64_t busiest = 0;
+        for (const auto& [member, bytes] : member_bytes) busiest = std::max({busiest, bytes.first, bytes.second});
+        double steps = collective.kind == CollectiveKind::permute
+                           ? 1.0
+                           : static_cast<double>(collective.members.size()) - 1.0;
+        double duration = steps * hardware.link_latency_s + static_cast<double>(busiest) / hardware.link_bytes_per_s;
+        double start = 0;
+        for (uint32_t member : analysis.collective_ops[c]) start = std::max(start, ready_time(member));
+        for (uint32_t member : analysis.collective_ops[c]) {
+          finish[member] = start + duration;
+          report.gpus[static_cast<size_t>(schedule.ops[member].gpu)].comm_s += duration;
+        }
+        break;
+      }
+    }
+  }
+
+  std::vector<int64_t> peaks = peak_memory(schedule, grid, analysis);
+  for (size_t index = 0; index < schedule.ops.size(); ++index) {
+    GpuCost& gpu = report.gpus[static_cast<size_t>(schedule.ops[index].gpu)];
+    gpu.finish_s = std::max(gpu.finish_s, finish[index]);
+  }
+  size_t busiest_gpu = 0;
+  for (size_t g = 0; g < report.gpus.size(); ++g) {
+    GpuCost& gpu = report.gpus[g];
+    gpu.peak_memory_bytes = peaks[g];
+    report.recv_bytes_max = std::max(report.recv_bytes_max, gpu.received_total());
+    report.flops_max = std::max(report.flops_max, gpu.flops);
+    report.flops_total += gpu.flops;
+    report.peak_memory_bytes_max = std::max(report.peak_memory_bytes_max, gpu.peak_memory_bytes);
+    report.time_s = std::max(report.time_s, gpu.finish_s);
+    report.compute_s_max = std::max(report.compute_s_max, gpu.compute_s);
+    report.comm_s_max = std::max(report.comm_s_max, gpu.comm_s);
+    for (int kind = 0; kind < kDataKindCount; ++kind)
+      report.recv_bytes_mean_by_kind[static_cast<size_t>(kind)] +=
+          static_cast<double>(gpu.received_bytes[static_cast<size_t>(kind)]) / static_cast<double>(schedule.gpus);
+    if (gpu.received_total() > report.gpus[busiest_gpu].received_total()) busiest_gpu = g;
+  }
+  const GpuCost& busiest = report.gpus[busiest_gpu];
+  report.bytes_per_flop = busiest.flops > 0 ? static_cast<double>(busiest.received_total()) / busiest.flops : 0;
+  report.comm_over_compute = busiest.compute_s > 0 ? busiest.comm_s / busiest.compute_s : 0;
+  report.lower_bound = communication_lower_bound(schedule.problem, schedule.gpus, grid);
+  report.lower_bound_ratio = report.lower_bound.total_bytes() > 0
+                                 ? static_cast<double>(report.recv_bytes_max) / report.lower_bound.total_bytes()
+                                 : 0;
+  return report;
+}
+
+}  // namespace tessera

@@ -1,0 +1,71 @@
+#include "tessera/costmodel/report_json.hpp"
+
+#include "tessera/core/schedule_json.hpp"
+
+namespace tessera {
+
+using nlohmann::json;
+
+namespace {
+json bytes_by_kind(const BytesByKind& bytes) {
+  json out = json::object();
+  for (int kind = 0; kind < kDataKindCount; ++kind) out[to_string(static_cast<DataKind>(kind))] = bytes[static_cast<size_t>(kind)];
+  return out;
+}
+}  // namespace
+
+json hardware_to_json(const Hardware& hardware) {
+  return json{{"peak_flops_per_s", hardware.peak_flops_per_s},
+              {"compute_efficiency", hardware.compute_efficiency},
+              {"hbm_bytes_per_s", hardware.hbm_bytes_per_s},
+              {"link_bytes_per_s", hardware.link_bytes_per_s},
+              {"link_latency_s", hardware.link_latency_s}};
+}
+
+json cost_report_to_json(const Schedule& schedule, const CostReport& report, bool per_gpu) {
+  json out;
+  out["schedule"] = schedule.name();
+  out["algorithm"] = schedule.algorithm;
+  out["variant"] = schedule.variant;
+  out["layout"] = to_string(schedule.layout);
+  out["gpus"] = schedule.gpus;
+  out["head_groups"] = schedule.head_groups;
+  out["problem"] = problem_to_json(schedule.problem);
+  out["recv_bytes_max"] = report.recv_bytes_max;
+  json by_kind = json::object();
+  for (int kind = 0; kind < kDataKindCount; ++kind)
+    by_kind[to_string(static_cast<DataKind>(kind))] = report.recv_bytes_mean_by_kind[static_cast<size_t>(kind)];
+  out["recv_bytes_by_kind"] = by_kind;
+  out["flops_max"] = report.flops_max;
+  out["flops_total"] = report.flops_total;
+  out["peak_memory_bytes_max"] = report.peak_memory_bytes_max;
+  out["time_s"] = report.time_s;
+  out["compute_s_max"] = report.compute_s_max;
+  out["comm_s_max"] = report.comm_s_max;
+  out["bytes_per_flop"] = report.bytes_per_flop;
+  out["comm_over_compute"] = report.comm_over_compute;
+  out["lower_bound_bytes"] = {{"forward", report.lower_bound.forward_bytes},
+                              {"backward", report.lower_bound.backward_bytes},
+                              {"total", report.lower_bound.total_bytes()}};
+  out["lower_bound_ratio"] = report.lower_bound_ratio;
+  if (per_gpu) {
+    json gpus = json::array();
+    for (size_t g = 0; g < report.gpus.size(); ++g) {
+      const GpuCost& gpu = report.gpus[g];
+      gpus.push_back({{"gpu", g},
+                      {"recv_bytes", gpu.received_total()},
+                      {"sent_bytes", gpu.sent_total()},
+                      {"recv_bytes_by_kind", bytes_by_kind(gpu.received_bytes)},
+                      {"sent_bytes_by_kind", bytes_by_kind(gpu.sent_bytes)},
+                      {"flops", gpu.flops},
+                      {"peak_memory_bytes", gpu.peak_memory_bytes},
+                      {"compute_s", gpu.compute_s},
+                      {"comm_s", gpu.comm_s},
+                      {"finish_s", gpu.finish_s}});
+    }
+    out["per_gpu"] = gpus;
+  }
+  return out;
+}
+
+}  // namespace tessera
