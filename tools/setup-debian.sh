@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what Tessera builds with on Debian 12 (bookworm). Optional parts (CUDA + NCCL,
+# Open MPI, Qt 6) are not installed here; the build detects them when present.
+set -euo pipefail
+packages=(g++ cmake ninja-build make pkg-config
+          nlohmann-json3-dev libcli11-dev catch2 libeigen3-dev libboost-graph-dev libyaml-cpp-dev)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+run_as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+echo "installing: ${missing[*]}" >&2
+run_as_root apt-get update -q
+DEBIAN_FRONTEND=noninteractive run_as_root apt-get install -y -q --no-install-recommends "${missing[@]}"
