@@ -160,8 +160,23 @@ std::string match_collectives(const Schedule& schedule, ScheduleAnalysis& analys
   return "";
 }
 
+void record_accesses(const Schedule& schedule, ScheduleAnalysis& analysis) {
+  OpData data;
+  analysis.access_offsets.assign(schedule.ops.size() + 1, 0);
+  analysis.accesses.clear();
+  for (size_t index = 0; index < schedule.ops.size(); ++index) {
+    op_data(schedule, schedule.ops[index], data);
+    for (const auto& item : data.reads) analysis.accesses.push_back({item, Access::read});
+    for (const auto& item : data.writes) analysis.accesses.push_back({item, Access::write});
+    for (const auto& item : data.inbox_reads) analysis.accesses.push_back({item, Access::inbox_read});
+    for (const auto& item : data.inbox_writes) analysis.accesses.push_back({item, Access::inbox_write});
+    analysis.access_offsets[index + 1] = static_cast<uint32_t>(analysis.accesses.size());
+  }
+}
+
 std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analysis) {
   const size_t op_count = schedule.ops.size();
+  record_accesses(schedule, analysis);
   // Ops per GPU in program order.
   std::vector<uint32_t> gpu_offsets(static_cast<size_t>(schedule.gpus) + 1, 0);
   for (const auto& op : schedule.ops) ++gpu_offsets[static_cast<size_t>(op.gpu) + 1];
@@ -172,10 +187,10 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
     for (uint32_t index = 0; index < op_count; ++index) by_gpu[fill[static_cast<size_t>(schedule.ops[index].gpu)]++] = index;
   }
 
-  std::vector<std::vector<uint32_t>> per_op_deps(op_count);
+  std::vector<std::pair<uint32_t, uint32_t>> edges;  // (op, dependency)
+  edges.reserve(op_count * 2);
   LastWriters writers(schedule);
   std::vector<uint32_t> last_on_stream(schedule.stream_names.size(), kNone);
-  OpData data;
   std::vector<uint32_t> found;
   for (int32_t gpu = 0; gpu < schedule.gpus; ++gpu) {
     writers.reset();
@@ -184,49 +199,58 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
          ++position) {
       const uint32_t index = by_gpu[position];
       const Op& op = schedule.ops[index];
-      op_data(schedule, op, data);
       found.clear();
       if (last_on_stream[static_cast<size_t>(op.stream)] != kNone) found.push_back(last_on_stream[static_cast<size_t>(op.stream)]);
       auto depend_on_writers = [&](size_t slot) {
         for (uint32_t writer : writers.writers(slot))
           if (writer != kNone) found.push_back(writer);
       };
-      for (const auto& item : data.reads) {
-        size_t slot = writers.slot(item, false);
-        bool written = writers.any(slot);
-        if (is_input(item.kind)) {
-          if (!written && item.chunk != gpu)
-            return "data not present: " + schedule.describe(op) + " reads " + to_string(item) + ", which is not GPU " +
-                   std::to_string(gpu) + "'s own chunk and was not received earlier";
-        } else if (!written && op.kind != OpKind::merge) {
-          return "data not present: " + schedule.describe(op) + " sends the partial " + to_string(item) +
-                 ", but nothing on GPU " + std::to_string(gpu) + " computed or merged it before";
+      for (const auto& access : analysis.accesses_of(index)) {
+        const DataItem& item = access.item;
+        switch (access.access) {
+          case Access::read: {
+            size_t slot = writers.slot(item, false);
+            bool written = writers.any(slot);
+            if (is_input(item.kind)) {
+              if (!written && item.chunk != gpu)
+                return "data not present: " + schedule.describe(op) + " reads " + to_string(item) +
+                       ", which is not GPU " + std::to_string(gpu) + "'s own chunk and was not received earlier";
+            } else if (!written && op.kind != OpKind::merge) {
+              return "data not present: " + schedule.describe(op) + " sends the partial " + to_string(item) +
+                     ", but nothing on GPU " + std::to_string(gpu) + " computed or merged it before";
+            }
+            depend_on_writers(slot);
+            break;
+          }
+          case Access::inbox_read: {
+            size_t slot = writers.slot(item, true);
+            if (!writers.any(slot))
+              return "data not present: " + schedule.describe(op) + " merges " + to_string(item) +
+                     ", but no partial of it was received earlier";
+            depend_on_writers(slot);
+            break;
+          }
+          case Access::write: depend_on_writers(writers.slot(item, false)); break;
+          case Access::inbox_write: depend_on_writers(writers.slot(item, true)); break;
         }
-        depend_on_writers(slot);
       }
-      for (const auto& item : data.inbox_reads) {
-        size_t slot = writers.slot(item, true);
-        if (!writers.any(slot))
-          return "data not present: " + schedule.describe(op) + " merges " + to_string(item) +
-                 ", but no partial of it was received earlier";
-        depend_on_writers(slot);
+      for (const auto& access : analysis.accesses_of(index)) {
+        if (access.access == Access::write) writers.set(writers.slot(access.item, false), op.stream, index);
+        if (access.access == Access::inbox_write) writers.set(writers.slot(access.item, true), op.stream, index);
       }
-      for (const auto& item : data.writes) depend_on_writers(writers.slot(item, false));
-      for (const auto& item : data.inbox_writes) depend_on_writers(writers.slot(item, true));
-      for (const auto& item : data.writes) writers.set(writers.slot(item, false), op.stream, index);
-      for (const auto& item : data.inbox_writes) writers.set(writers.slot(item, true), op.stream, index);
       last_on_stream[static_cast<size_t>(op.stream)] = index;
       std::sort(found.begin(), found.end());
       found.erase(std::unique(found.begin(), found.end()), found.end());
-      per_op_deps[index] = found;
+      for (uint32_t dep : found) edges.emplace_back(index, dep);
     }
   }
+  // Counting sort of the edges by op gives the CSR arrays.
   analysis.dep_offsets.assign(op_count + 1, 0);
-  for (size_t index = 0; index < op_count; ++index)
-    analysis.dep_offsets[index + 1] = analysis.dep_offsets[index] + static_cast<uint32_t>(per_op_deps[index].size());
-  analysis.deps.clear();
-  analysis.deps.reserve(analysis.dep_offsets.back());
-  for (const auto& list : per_op_deps) analysis.deps.insert(analysis.deps.end(), list.begin(), list.end());
+  for (const auto& edge : edges) ++analysis.dep_offsets[edge.first + 1];
+  for (size_t index = 0; index < op_count; ++index) analysis.dep_offsets[index + 1] += analysis.dep_offsets[index];
+  analysis.deps.assign(edges.size(), 0);
+  std::vector<uint32_t> fill(analysis.dep_offsets.begin(), analysis.dep_offsets.end() - 1);
+  for (const auto& edge : edges) analysis.deps[fill[edge.first]++] = edge.second;
   return "";
 }
 

@@ -1,6 +1,9 @@
 #include "tessera/costmodel/checker.hpp"
 
-#include <unordered_map>
+#include <algorithm>
+#include <cstdint>
+
+#include "flat_map.hpp"
 
 namespace tessera {
 
@@ -49,34 +52,47 @@ std::string check_block_coverage(const Schedule& schedule, const BlockGrid& grid
 
 // Replays the partial sums in execution order and checks where every output ends up.
 std::string check_outputs(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis) {
-  std::unordered_map<uint64_t, int64_t> local, inbox;  // blocks covered
-  local.reserve(schedule.ops.size());
+  detail::FlatMap local(static_cast<size_t>(schedule.gpus) * 64), inbox(static_cast<size_t>(schedule.gpus) * 8);
+  // Blocks covered per (GPU, item): a compute op adds its blocks to partial sums; repeated
+  // keys in a row (blocks of one row) are added in one step.
+  std::vector<std::pair<uint64_t, int64_t>> additions;
+  auto add = [&](uint64_t key) {
+    if (!additions.empty() && additions.back().first == key) {
+      ++additions.back().second;
+    } else {
+      additions.emplace_back(key, 1);
+    }
+  };
   std::vector<uint8_t> collective_done(schedule.collectives.size(), 0);
   std::vector<std::pair<uint64_t, int64_t>> carried;
 
   auto take = [&](int32_t gpu, const DataItem& item, const Op& op, int64_t& value) -> std::string {
-    auto it = local.find(place(gpu, item));
-    if (it == local.end())
+    int64_t* held = local.find(place(gpu, item));
+    if (held == nullptr)
       return schedule.describe(op) + " sends the partial " + to_string(item) + ", which GPU " + std::to_string(gpu) +
              " no longer holds (it was sent away before)";
-    value = it->second;
-    local.erase(it);
+    value = *held;
+    local.erase(place(gpu, item));
     return "";
   };
   for (uint32_t index : analysis.order) {
     const Op& op = schedule.ops[index];
     switch (op.kind) {
-      case OpKind::compute:
-        for (const auto& block : schedule.blocks_of(op)) {
-          if (op.pass == Pass::forward) {
-            ++local[place(op.gpu, {DataKind::O, block.head_group, block.q_chunk})];
-            ++local[place(op.gpu, {DataKind::LSE, block.head_group, block.q_chunk})];
-          } else {
-            ++local[place(op.gpu, {DataKind::dQ, block.head_group, block.q_chunk})];
-            ++local[place(op.gpu, {DataKind::dKV, block.head_group, block.kv_chunk})];
-          }
+      case OpKind::compute: {
+        additions.clear();
+        for (const auto& block : schedule.blocks_of(op))
+          add(place(op.gpu, {op.pass == Pass::forward ? DataKind::O : DataKind::dQ, block.head_group, block.q_chunk}));
+        if (op.pass == Pass::backward)
+          for (const auto& block : schedule.blocks_of(op))
+            add(place(op.gpu, {DataKind::dKV, block.head_group, block.kv_chunk}));
+        for (const auto& [key, count] : additions) {
+          local[key] += count;
+          // LSE travels with O and covers the same blocks.
+          if (op.pass == Pass::forward) local[key ^ (static_cast<uint64_t>(DataKind::O) << 40) ^
+                                              (static_cast<uint64_t>(DataKind::LSE) << 40)] += count;
         }
         break;
+      }
       case OpKind::send: {
         // The matching recv completes right after this send (see find_execution_order), so
         // the partials it carries wait on a small stack.
@@ -98,10 +114,11 @@ std::string check_outputs(const Schedule& schedule, const BlockGrid& grid, const
       }
       case OpKind::merge:
         for (const auto& item : schedule.items_of(op)) {
-          auto it = inbox.find(place(op.gpu, item));
-          if (it == inbox.end()) continue;
-          local[place(op.gpu, item)] += it->second;
-          inbox.erase(it);
+          int64_t* arrived = inbox.find(place(op.gpu, item));
+          if (arrived == nullptr) continue;
+          int64_t value = *arrived;
+          inbox.erase(place(op.gpu, item));
+          local[place(op.gpu, item)] += value;
         }
         break;
       case OpKind::collective: {
@@ -120,11 +137,12 @@ std::string check_outputs(const Schedule& schedule, const BlockGrid& grid, const
     }
   }
 
-  for (const auto& [key, value] : inbox) {
-    (void)value;
-    int32_t gpu = static_cast<int32_t>(key >> 44);
-    DataItem item{static_cast<DataKind>((key >> 40) & 0xF), static_cast<int32_t>((key >> 24) & 0xFFFF),
-                  static_cast<int32_t>(key & 0xFFFFFF)};
+  if (inbox.size() > 0) {
+    uint64_t first = UINT64_MAX;  // report the smallest key, so the message is deterministic
+    inbox.for_each([&](uint64_t key, int64_t) { first = std::min(first, key); });
+    int32_t gpu = static_cast<int32_t>(first >> 44);
+    DataItem item{static_cast<DataKind>((first >> 40) & 0xF), static_cast<int32_t>((first >> 24) & 0xFFFF),
+                  static_cast<int32_t>(first & 0xFFFFFF)};
     return "GPU " + std::to_string(gpu) + " received the partial " + to_string(item) + " but never merged it";
   }
   const int64_t n = grid.chunks();
@@ -145,15 +163,15 @@ std::string check_outputs(const Schedule& schedule, const BlockGrid& grid, const
         const int32_t owner = schedule.owner(chunk);
         int64_t expected = kind == DataKind::dKV ? column_blocks[static_cast<size_t>(chunk)]
                                                  : row_blocks[static_cast<size_t>(chunk)];
-        auto it = local.find(place(owner, item));
-        int64_t covered = it == local.end() ? 0 : it->second;
+        const int64_t* held = local.find(place(owner, item));
+        int64_t covered = held == nullptr ? 0 : *held;
         if (covered != expected) {
           std::string text = "output " + to_string(item) + " on its owner GPU " + std::to_string(owner) + " covers " +
                              std::to_string(covered) + " of its " + std::to_string(expected) + " blocks";
           for (int32_t gpu = 0; gpu < schedule.gpus; ++gpu) {
-            auto other = local.find(place(gpu, item));
-            if (gpu != owner && other != local.end() && other->second > 0) {
-              text += "; a partial covering " + std::to_string(other->second) + " blocks was left on GPU " +
+            const int64_t* other = gpu == owner ? nullptr : local.find(place(gpu, item));
+            if (other != nullptr && *other > 0) {
+              text += "; a partial covering " + std::to_string(*other) + " blocks was left on GPU " +
                       std::to_string(gpu);
               break;
             }

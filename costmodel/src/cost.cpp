@@ -5,7 +5,6 @@
 #include <unordered_map>
 
 #include "tessera/core/data_size.hpp"
-#include "tessera/costmodel/op_data.hpp"
 
 namespace tessera {
 
@@ -17,12 +16,6 @@ int64_t sum(const BytesByKind& bytes) {
   return total;
 }
 
-uint64_t place(int32_t gpu, const DataItem& item, bool inbox) {
-  return (static_cast<uint64_t>(gpu) << 44) | (static_cast<uint64_t>(inbox) << 43) |
-         (static_cast<uint64_t>(item.kind) << 40) | (static_cast<uint64_t>(item.head_group) << 24) |
-         static_cast<uint64_t>(item.chunk);
-}
-
 double op_flops(const Schedule& schedule, const BlockGrid& grid, const Op& op) {
   const double heads = static_cast<double>(query_heads_per_group(schedule.problem, schedule.head_groups) *
                                            schedule.problem.batch);
@@ -32,63 +25,81 @@ double op_flops(const Schedule& schedule, const BlockGrid& grid, const Op& op) {
                                            : backward_flops_per_head(schedule.problem, pairs));
 }
 
-// Peak bytes held per GPU, walking the execution order: a GPU holds its own chunks from the
-// start; a received input until its last use; a partial from its first write until it is sent
-// away; an arriving partial until it is merged.
+// Peak bytes held per GPU, walking each GPU's ops in execution order: a GPU holds its own
+// chunks from the start; a received input until its last use; a partial from its first write
+// until it is sent away; an arriving partial until it is merged. GPUs are independent here, so
+// one dense table per GPU (reset between GPUs) replaces any hashing.
 std::vector<int64_t> peak_memory(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis) {
-  std::vector<int64_t> live(static_cast<size_t>(schedule.gpus), 0), peak(static_cast<size_t>(schedule.gpus), 0);
+  const size_t gpus = static_cast<size_t>(schedule.gpus);
+  std::vector<int64_t> peak(gpus, 0);
   const bool backward = schedule.problem.has_backward();
-  for (int32_t gpu = 0; gpu < schedule.gpus; ++gpu) {
-    for (int32_t hg = 0; hg < schedule.head_groups; ++hg) {
-      for (DataKind kind : {DataKind::Q, DataKind::KV, DataKind::dO, DataKind::Stats}) {
-        if (!backward && (kind == DataKind::dO || kind == DataKind::Stats)) continue;
-        live[static_cast<size_t>(gpu)] += item_bytes(schedule, grid, DataItem{kind, hg, gpu});
+  // Execution-order positions grouped by GPU (a stable counting sort).
+  std::vector<uint32_t> offsets(gpus + 1, 0);
+  for (uint32_t index : analysis.order) ++offsets[static_cast<size_t>(schedule.ops[index].gpu) + 1];
+  for (size_t g = 0; g < gpus; ++g) offsets[g + 1] += offsets[g];
+  std::vector<uint32_t> positions(analysis.order.size());
+  {
+    std::vector<uint32_t> fill(offsets.begin(), offsets.end() - 1);
+    for (uint32_t position = 0; position < analysis.order.size(); ++position)
+      positions[fill[static_cast<size_t>(schedule.ops[analysis.order[position]].gpu)]++] = position;
+  }
+  const size_t items_per_gpu = static_cast<size_t>(kDataKindCount) * schedule.head_groups * schedule.chunks();
+  auto slot = [&](const DataItem& item, bool inbox) {
+    size_t index = (static_cast<size_t>(item.kind) * schedule.head_groups + item.head_group) * schedule.chunks() + item.chunk;
+    return inbox ? index + items_per_gpu : index;
+  };
+  std::vector<int64_t> held(2 * items_per_gpu, 0);       // bytes held per slot, beyond own chunks
+  std::vector<uint32_t> last_read(2 * items_per_gpu, 0);  // last position reading a received input
+  std::vector<size_t> touched;
+
+  for (size_t g = 0; g < gpus; ++g) {
+    const auto gpu = static_cast<int32_t>(g);
+    int64_t live = 0;
+    for (int32_t hg = 0; hg < schedule.head_groups; ++hg)
+      for (DataKind kind : {DataKind::Q, DataKind::KV, DataKind::dO, DataKind::Stats})
+        if (backward || (kind != DataKind::dO && kind != DataKind::Stats))
+          live += item_bytes(schedule, grid, DataItem{kind, hg, gpu});
+    int64_t highest = live;
+    for (uint32_t k = offsets[g]; k < offsets[g + 1]; ++k)
+      for (const auto& access : analysis.accesses_of(analysis.order[positions[k]]))
+        if (access.access == Access::read && !is_accumulator(access.item.kind) && access.item.chunk != gpu)
+          last_read[slot(access.item, false)] = positions[k];
+    auto hold = [&](const DataItem& item, bool inbox) {
+      int64_t& bytes = held[slot(item, inbox)];
+      if (bytes != 0) return;
+      bytes = item_bytes(schedule, grid, item);
+      live += bytes;
+      touched.push_back(slot(item, inbox));
+    };
+    auto release = [&](const DataItem& item, bool inbox) {
+      int64_t& bytes = held[slot(item, inbox)];
+      live -= bytes;
+      bytes = 0;
+    };
+    for (uint32_t k = offsets[g]; k < offsets[g + 1]; ++k) {
+      const uint32_t position = positions[k];
+      const Op& op = schedule.ops[analysis.order[position]];
+      const bool moves_out = op.kind == OpKind::send || op.kind == OpKind::collective;
+      const auto accesses = analysis.accesses_of(analysis.order[position]);
+      for (const auto& access : accesses) {
+        if (access.access == Access::inbox_write) hold(access.item, true);
+        if (access.access != Access::write) continue;
+        if (moves_out && is_accumulator(access.item.kind)) continue;  // it leaves, below
+        if (!is_accumulator(access.item.kind) && access.item.chunk == gpu) continue;
+        hold(access.item, false);
+      }
+      highest = std::max(highest, live);
+      for (const auto& access : accesses) {
+        if (access.access == Access::inbox_read) release(access.item, true);
+        if (access.access == Access::write && moves_out && is_accumulator(access.item.kind)) release(access.item, false);
+        if (access.access == Access::read && !is_accumulator(access.item.kind) && access.item.chunk != gpu &&
+            last_read[slot(access.item, false)] == position)
+          release(access.item, false);
       }
     }
-    peak[static_cast<size_t>(gpu)] = live[static_cast<size_t>(gpu)];
-  }
-  // Last position at which each received input is read.
-  std::unordered_map<uint64_t, size_t> last_read;
-  OpData data;
-  for (size_t position = 0; position < analysis.order.size(); ++position) {
-    const Op& op = schedule.ops[analysis.order[position]];
-    op_data(schedule, op, data);
-    for (const auto& item : data.reads)
-      if (!is_accumulator(item.kind) && item.chunk != op.gpu) last_read[place(op.gpu, item, false)] = position;
-  }
-  std::unordered_map<uint64_t, int64_t> held;  // bytes per (GPU, item) currently held, beyond own chunks
-  auto hold = [&](int32_t gpu, const DataItem& item, bool inbox) {
-    auto [it, inserted] = held.try_emplace(place(gpu, item, inbox), 0);
-    if (!inserted) return;
-    it->second = item_bytes(schedule, grid, item);
-    live[static_cast<size_t>(gpu)] += it->second;
-  };
-  auto release = [&](int32_t gpu, const DataItem& item, bool inbox) {
-    auto it = held.find(place(gpu, item, inbox));
-    if (it == held.end()) return;
-    live[static_cast<size_t>(gpu)] -= it->second;
-    held.erase(it);
-  };
-  for (size_t position = 0; position < analysis.order.size(); ++position) {
-    const Op& op = schedule.ops[analysis.order[position]];
-    op_data(schedule, op, data);
-    const bool moves_out = op.kind == OpKind::send || op.kind == OpKind::collective;
-    for (const auto& item : data.writes) {
-      if (moves_out && is_accumulator(item.kind)) continue;  // handled below: it leaves
-      if (!is_accumulator(item.kind) && item.chunk == op.gpu) continue;
-      hold(op.gpu, item, false);
-    }
-    for (const auto& item : data.inbox_writes) hold(op.gpu, item, true);
-    peak[static_cast<size_t>(op.gpu)] = std::max(peak[static_cast<size_t>(op.gpu)], live[static_cast<size_t>(op.gpu)]);
-    for (const auto& item : data.inbox_reads) release(op.gpu, item, true);
-    if (moves_out)
-      for (const auto& item : data.writes)
-        if (is_accumulator(item.kind)) release(op.gpu, item, false);
-    for (const auto& item : data.reads) {
-      if (is_accumulator(item.kind) || item.chunk == op.gpu) continue;
-      auto it = last_read.find(place(op.gpu, item, false));
-      if (it != last_read.end() && it->second == position) release(op.gpu, item, false);
-    }
+    peak[g] = highest;
+    for (size_t index : touched) held[index] = 0;
+    touched.clear();
   }
   return peak;
 }

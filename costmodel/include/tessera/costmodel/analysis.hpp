@@ -12,7 +12,19 @@
 
 namespace tessera {
 
+// How an op touches a data item (see op_data.hpp): the local copy or partial, or the inbox
+// where partials from peers wait for a merge.
+enum class Access : uint8_t { read, write, inbox_read, inbox_write };
+struct DataAccess {
+  DataItem item;
+  Access access = Access::read;
+};
+
 struct ScheduleAnalysis {
+  // What every op reads and writes, in CSR form (computed once, used by every consumer).
+  std::vector<uint32_t> access_offsets;
+  std::vector<DataAccess> accesses;
+
   // Dependencies in CSR form: op i waits for deps[dep_offsets[i] .. dep_offsets[i+1]).
   // They are the previous op of the same stream, and for each item the op reads (or writes),
   // the last earlier op of the same GPU, per stream, that wrote it.
@@ -22,6 +34,9 @@ struct ScheduleAnalysis {
   std::vector<std::vector<uint32_t>> collective_ops;  // per collective, its member ops
   std::vector<uint32_t> order;                      // ops in an order that respects all of the above
 
+  std::span<const DataAccess> accesses_of(size_t op) const {
+    return {accesses.data() + access_offsets[op], access_offsets[op + 1] - access_offsets[op]};
+  }
   std::span<const uint32_t> deps_of(size_t op) const {
     return {deps.data() + dep_offsets[op], dep_offsets[op + 1] - dep_offsets[op]};
   }
