@@ -1,0 +1,138 @@
+// End-to-end tests of the `tessera` command line: exit codes, one-line errors, JSON keys, and
+// figures that follow from closed forms.
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+Run tessera(const std::string& arguments) {
+  const std::string out_path = "cli_test_stdout.txt", err_path = "cli_test_stderr.txt";
+  std::string command = std::string(TESSERA_CLI) + " " + arguments + " >" + out_path + " 2>" + err_path;
+  int status = std::system(command.c_str());
+  Run run;
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.out = slurp(out_path);
+  run.err = slurp(err_path);
+  return run;
+}
+
+int lines(const std::string& text) {
+  int count = 0;
+  for (char c : text) count += c == '\n';
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("tessera schedules lists every generator", "[cli]") {
+  Run run = tessera("schedules");
+  REQUIRE(run.exit_code == 0);
+  for (const char* name : {"ring", "all-gather", "ulysses", "usp", "attention2d", "mesh", "assignment", "file"})
+    CHECK(run.out.find(name) != std::string::npos);
+}
+
+TEST_CASE("tessera cost --json carries the documented keys and the ring volume", "[cli]") {
+  Run run = tessera("cost --algo ring --gpus 8 --seq 64K --heads 32 --kv-heads 32 --mask full --pass forward --json");
+  REQUIRE(run.exit_code == 0);
+  auto json = nlohmann::json::parse(run.out);
+  for (const char* key : {"recv_bytes_max", "recv_bytes_by_kind", "flops_max", "peak_memory_bytes_max", "time_s"})
+    CHECK(json.contains(key));
+  // 7 KV chunks of 8K tokens x 32 heads x (128 + 128) x 2 bytes.
+  CHECK(json["recv_bytes_max"].get<double>() == Approx(7.0 * 8192 * 32 * 256 * 2));
+  CHECK(json["recv_bytes_by_kind"]["KV"].get<double>() == Approx(7.0 * 8192 * 32 * 256 * 2));
+  CHECK(json["recv_bytes_by_kind"]["Q"].get<double>() == 0);
+  // Every GPU does 1/8 of 4 N^2 d H.
+  CHECK(json["flops_max"].get<double>() == Approx(4.0 * 65536.0 * 65536 * 128 * 32 / 8));
+}
+
+TEST_CASE("tessera plan ranks schedules by time", "[cli]") {
+  Run run = tessera("plan --gpus 16 --seq 64K --json --top 4");
+  REQUIRE(run.exit_code == 0);
+  auto json = nlohmann::json::parse(run.out);
+  REQUIRE(json["ranking"].size() == 4);
+  for (size_t index = 1; index < json["ranking"].size(); ++index)
+    CHECK(json["ranking"][index - 1]["time_s"].get<double>() <= json["ranking"][index]["time_s"].get<double>());
+}
+
+TEST_CASE("tessera plan with no arguments runs the built-in Llama-3-8B-like scenario", "[cli]") {
+  Run run = tessera("plan --json --top 1");
+  REQUIRE(run.exit_code == 0);
+  auto json = nlohmann::json::parse(run.out);
+  CHECK(json["gpus"] == 256);
+  CHECK(json["problem"]["seq_len"] == 1 << 20);
+  CHECK(json["problem"]["heads"] == 32);
+  CHECK(json["problem"]["kv_heads"] == 8);
+  CHECK(json["problem"]["head_dim"] == 128);
+  CHECK(json["problem"]["dtype"] == "bf16");
+  CHECK(json["problem"]["mask"]["kind"] == "causal");
+  CHECK(json["ranking"].size() == 1);
+}
+
+TEST_CASE("a schedule written by tessera schedule passes tessera check", "[cli]") {
+  Run write = tessera("schedule --algo mesh --tile 2x4 --gpus 8 --seq 4K -o cli_test_mesh.json");
+  REQUIRE(write.exit_code == 0);
+  Run check = tessera("check cli_test_mesh.json");
+  CHECK(check.exit_code == 0);
+  CHECK(check.out.find("valid") != std::string::npos);
+}
+
+TEST_CASE("an invalid schedule file is reported with exit code 1", "[cli]") {
+  Run write = tessera("schedule --algo ring --gpus 4 --seq 4K --pass forward --mask full");
+  REQUIRE(write.exit_code == 0);
+  auto json = nlohmann::json::parse(write.out);
+  // Drop the first compute op: its block is then never computed.
+  auto& ops = json["ops"];
+  for (size_t index = 0; index < ops.size(); ++index)
+    if (ops[index]["op"] == "compute") {
+      ops.erase(index);
+      break;
+    }
+  std::ofstream("cli_test_broken.json") << json.dump();
+  Run check = tessera("check cli_test_broken.json");
+  CHECK(check.exit_code == 1);
+  CHECK(check.out.find("never computed") != std::string::npos);
+}
+
+TEST_CASE("bad input gives one clear line and exit code 2", "[cli]") {
+  std::ofstream("cli_test_malformed.json") << "{\"format\": \"tessera-schedule\", ";
+  const char* cases[][2] = {
+      {"cost --algo ring --no-such-flag", "no-such-flag"},
+      {"cost --algo mesh --gpus 12 --tile 5x2", "a x b must equal"},
+      {"cost --algo ulysses --gpus 64 --heads 32", "ulysses"},
+      {"cost --algo ring --gpus 64 --seq 32", "smaller than"},
+      {"check cli_test_malformed.json", "not valid JSON"},
+      {"check cli_test_no_such_file.json", "cannot open"},
+      {"cost --algo ring --seq 12Q", "--seq"},
+      {"cost --algo warp-drive", "unknown algorithm"},
+      {"cost --algo mesh --tile banana", "--tile"},
+      {"plan --mask documents --documents 1K,2K --seq 4K", "sum to"},
+      {"nonsense", "nonsense"},
+  };
+  for (const auto& entry : cases) {
+    Run run = tessera(entry[0]);
+    INFO("tessera " << entry[0] << " -> " << run.err);
+    CHECK(run.exit_code == 2);
+    CHECK(lines(run.err) == 1);
+    CHECK(run.err.find(entry[1]) != std::string::npos);
+  }
+}
