@@ -3,6 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <optional>
+#include <thread>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -118,17 +122,44 @@ int run_plan(const ProblemFlags& problem_flags, const HardwareFlags& hardware_fl
   std::vector<std::pair<std::string, std::string>> skipped;  // name, reason
   const bool progress = stderr_is_terminal() && !common.json;
   const auto started = std::chrono::steady_clock::now();
-  for (size_t index = 0; index < candidates.size(); ++index) {
-    const Candidate& candidate = candidates[index];
+  // Candidates are independent: cost them on all cores, keep the results in candidate order.
+  std::vector<std::optional<Costed>> results(candidates.size());
+  std::vector<std::string> refusals(candidates.size());
+  std::atomic<size_t> next{0}, finished{0};
+  std::mutex progress_mutex;
+  auto label_of = [&](const Candidate& candidate) {
     std::string label = candidate.algorithm;
     if (candidate.options.tile) label += " " + to_string(*candidate.options.tile);
     if (!candidate.options.variant.empty()) label += " " + candidate.options.variant;
-    if (progress)
-      std::cerr << "\r[" << index + 1 << "/" << candidates.size() << "] " << label << "                    " << std::flush;
-    try {
-      ranked.push_back(generate_and_cost(candidate.algorithm, problem, candidate.options, hardware));
-    } catch (const UserError& error) {
-      skipped.emplace_back(label, error.what());
+    return label;
+  };
+  auto worker = [&] {
+    for (size_t index = next++; index < candidates.size(); index = next++) {
+      const Candidate& candidate = candidates[index];
+      try {
+        results[index] = generate_and_cost(candidate.algorithm, problem, candidate.options, hardware);
+      } catch (const UserError& error) {
+        refusals[index] = error.what();
+      }
+      size_t done = ++finished;
+      if (progress) {
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        std::cerr << "\r[" << done << "/" << candidates.size() << "] " << label_of(candidate) << "                    "
+                  << std::flush;
+      }
+    }
+  };
+  {
+    const size_t threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), 16u));
+    std::vector<std::jthread> pool;
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+  }
+  for (size_t index = 0; index < candidates.size(); ++index) {
+    if (results[index]) {
+      ranked.push_back(std::move(*results[index]));
+    } else {
+      skipped.emplace_back(label_of(candidates[index]), refusals[index]);
     }
   }
   if (progress) std::cerr << "\r" << std::string(60, ' ') << "\r";
