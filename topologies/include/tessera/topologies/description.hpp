@@ -1,0 +1,44 @@
+#pragma once
+// Topology description files (YAML, comments allowed) and built-in presets.
+//
+//   # A shorthand: one entry per dimension, dimension 0 fastest
+//   name: two-level
+//   dimensions:
+//     - {kind: switch, size: 8, bandwidth_gbps: 450, latency_us: 1}
+//     - {kind: ring, size: 4, bandwidth_gbps: 50, latency_us: 5}
+//
+//   # Or a builder with its parameters: ring, torus, fully-connected, switch, hierarchical
+//   builder: hierarchical
+//   nodes: 4
+//   gpus_per_node: 8 ...
+//
+//   # Or an explicit graph
+//   gpus: 4
+//   switches: [sw0]
+//   links:
+//     - {from: gpu0, to: sw0, bandwidth_gbps: 100, latency_us: 1, duplex: full}
+//
+// Bandwidths are GB/s (1 GB/s = 1e9 B/s), latencies microseconds. Every error names the file,
+// the line and what was expected.
+#include <string>
+#include <vector>
+
+#include "tessera/topologies/topology.hpp"
+
+namespace tessera::topo {
+
+struct PresetInfo {
+  std::string name;     // e.g. "h100-ib:4" (the part after ':' is a parameter)
+  std::string summary;  // what it is and where its numbers come from
+};
+std::vector<PresetInfo> list_presets();
+
+// A preset name ("ring-8", "torus-4x4", "h100-ib:16" ...) or a file path. `gpus` > 0 sizes
+// presets that take a GPU count; files must match it when given (UserError otherwise).
+Topology load_topology(const std::string& preset_or_file, int32_t gpus = 0);
+Topology parse_topology_yaml(const std::string& text, const std::string& source_name);
+
+// Graphviz (dot) text of the network.
+std::string to_dot(const Topology& topology);
+
+}  // namespace tessera::topo

@@ -1,0 +1,25 @@
+#pragma once
+// Bytes each directed link carries for a schedule placed on a topology: every send/recv pair
+// and every collective transfer is routed as a point-to-point transfer.
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "tessera/core/block_grid.hpp"
+#include "tessera/core/schedule.hpp"
+#include "tessera/topologies/routing.hpp"
+
+namespace tessera::topo {
+
+struct LinkLoads {
+  std::vector<int64_t> edge_bytes;                        // per dense edge index
+  int32_t busiest_edge = -1;
+  int64_t busiest_edge_bytes = 0;
+  std::array<int64_t, kDataKindCount> inter_node_bytes{};  // bytes by data kind crossing server boundaries
+  int64_t inter_node_total() const;
+};
+
+LinkLoads compute_link_loads(Router& router, const std::vector<int32_t>& placement, const Schedule& schedule,
+                             const BlockGrid& grid);
+
+}  // namespace tessera::topo

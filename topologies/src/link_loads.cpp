@@ -1,0 +1,1 @@
+#include "tessera/topologies/link_loads.hpp"
