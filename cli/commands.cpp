@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <mutex>
 #include <optional>
@@ -11,11 +12,17 @@
 #include <fstream>
 #include <iostream>
 
+#include "pipeline.hpp"
 #include "table.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/schedule_json.hpp"
 #include "tessera/costmodel/checker.hpp"
 #include "tessera/costmodel/report_json.hpp"
+#include "tessera/sim/simulator.hpp"
+#include "tessera/topologies/description.hpp"
+#include "tessera/topologies/link_loads.hpp"
+#include "tessera/topologies/placement.hpp"
+#include "tessera/topologies/routed_network.hpp"
 
 namespace tessera::cli {
 
@@ -35,21 +42,83 @@ std::string describe_problem(const Problem& problem, int32_t gpus) {
   return text + ", pass " + to_string(problem.pass);
 }
 
+struct NetworkFigures {
+  std::string topology;
+  std::string placement;
+  int64_t busiest_link_bytes = 0;
+  std::string busiest_link;
+  std::array<int64_t, kDataKindCount> inter_node_bytes{};
+};
+
 struct Costed {
   Schedule schedule;
   CostReport report;
+  std::optional<NetworkFigures> network;
+  std::optional<double> simulated_s;  // makespan from the simulator, when asked for
+  double rank_s() const { return simulated_s.value_or(report.time_s); }
 };
 
-// Generates, checks and costs. A schedule the checker rejects is a bug in its generator (or a
-// bad file): it is reported, never costed.
+// What plan ranks by: the simulator (flow fidelity) on the topology, or the analytic model.
+struct RankingModel {
+  bool simulate = false;
+  sim::GpuProfile gpu;
+};
+
+std::string link_name(const topo::Topology& topology, int32_t edge) {
+  const auto& graph = topology.graph;
+  auto id = topology.edges[static_cast<size_t>(edge)];
+  return graph[boost::source(id, graph)].name + "->" + graph[boost::target(id, graph)].name;
+}
+
+// Generates, checks and costs.
 Costed generate_and_cost(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options,
-                         const Hardware& hardware) {
-  Costed costed{generate_schedule(algorithm, problem, options), {}};
-  BlockGrid grid(costed.schedule.problem, costed.schedule.layout, costed.schedule.chunks());
-  CheckResult check = check_schedule(costed.schedule, grid);
-  if (!check.ok()) throw std::runtime_error("schedule '" + costed.schedule.name() + "' is invalid: " + check.violation);
-  costed.report = cost_schedule(costed.schedule, grid, check.analysis, hardware);
+                         const Hardware& hardware, const NetworkChoice& network, const RankingModel& model = {}) {
+  CheckedSchedule checked = generate_checked(algorithm, problem, options);
+  Costed costed{std::move(checked.schedule), {}, std::nullopt, std::nullopt};
+  const BlockGrid& grid = *checked.grid;
+  const ScheduleAnalysis& analysis = checked.analysis;
+  if (model.simulate) {
+    topo::Topology topology = network.topology ? *network.topology : uniform_topology(costed.schedule.gpus, hardware);
+    std::vector<int32_t> placement = topo::place_ranks(topology, costed.schedule, network.placement);
+    costed.simulated_s =
+        sim::simulate(costed.schedule, grid, analysis, topology, placement, model.gpu, sim::SimOptions{}).makespan_s;
+  }
+  if (!network.topology) {
+    costed.report = cost_schedule(costed.schedule, grid, analysis, hardware);
+    return costed;
+  }
+  const topo::Topology& topology = *network.topology;
+  std::vector<int32_t> placement = topo::place_ranks(topology, costed.schedule, network.placement);
+  topo::RoutedNetwork routed(topology, placement);
+  costed.report = cost_schedule(costed.schedule, grid, analysis, hardware, &routed);
+  topo::Router router(topology);
+  topo::LinkLoads loads = topo::compute_link_loads(router, placement, costed.schedule, grid);
+  NetworkFigures figures;
+  figures.topology = topology.name;
+  figures.placement = network.placement;
+  figures.busiest_link_bytes = loads.busiest_edge_bytes;
+  if (loads.busiest_edge >= 0) figures.busiest_link = link_name(topology, loads.busiest_edge);
+  figures.inter_node_bytes = loads.inter_node_bytes;
+  costed.network = figures;
   return costed;
+}
+
+json network_to_json(const NetworkFigures& figures) {
+  json inter_node = json::object();
+  for (int kind = 0; kind < kDataKindCount; ++kind)
+    inter_node[to_string(static_cast<DataKind>(kind))] = figures.inter_node_bytes[static_cast<size_t>(kind)];
+  return json{{"topology", figures.topology},
+              {"placement", figures.placement},
+              {"busiest_link", figures.busiest_link},
+              {"busiest_link_bytes", figures.busiest_link_bytes},
+              {"inter_node_bytes_by_kind", inter_node}};
+}
+
+json costed_to_json(const Costed& costed, bool per_gpu) {
+  json out = cost_report_to_json(costed.schedule, costed.report, per_gpu);
+  if (costed.simulated_s) out["simulated_s"] = *costed.simulated_s;
+  if (costed.network) out["network"] = network_to_json(*costed.network);
+  return out;
 }
 
 void print_cost(const Costed& costed, std::ostream& out) {
@@ -73,6 +142,18 @@ void print_cost(const Costed& costed, std::ostream& out) {
   table.add_row({"lower bound (received)", format_bytes(report.lower_bound.total_bytes()),
                  "research/peers.md 5.2; no head split"});
   table.add_row({"received / lower bound", format_fixed(report.lower_bound_ratio, 2), ""});
+  if (costed.network) {
+    const NetworkFigures& network = *costed.network;
+    table.add_row({"topology", network.topology, "placement " + network.placement});
+    table.add_row({"busiest link", format_bytes(static_cast<double>(network.busiest_link_bytes)), network.busiest_link});
+    int64_t inter_node = 0;
+    for (int64_t bytes : network.inter_node_bytes) inter_node += bytes;
+    table.add_row({"between servers (all GPUs)", format_bytes(static_cast<double>(inter_node)), ""});
+    for (int kind = 0; kind < kDataKindCount; ++kind)
+      if (network.inter_node_bytes[static_cast<size_t>(kind)] > 0)
+        table.add_row({"  " + to_string(static_cast<DataKind>(kind)) + " between servers",
+                       format_bytes(static_cast<double>(network.inter_node_bytes[static_cast<size_t>(kind)])), ""});
+  }
   table.print(out);
 }
 
@@ -94,13 +175,14 @@ int run_schedules(const CommonFlags& common) {
 }
 
 int run_cost(const ProblemFlags& problem_flags, const ScheduleFlags& schedule_flags, const HardwareFlags& hardware_flags,
-             const CommonFlags& common) {
+             const NetworkFlags& network_flags, const CommonFlags& common) {
   Problem problem = make_problem(problem_flags);
   GeneratorOptions options = make_options(problem_flags, schedule_flags);
   Hardware hardware = make_hardware(hardware_flags);
-  Costed costed = generate_and_cost(schedule_flags.algorithm, problem, options, hardware);
+  NetworkChoice network = make_network(network_flags, options.gpus);
+  Costed costed = generate_and_cost(schedule_flags.algorithm, problem, options, hardware, network);
   if (common.json) {
-    json out = cost_report_to_json(costed.schedule, costed.report, common.per_gpu);
+    json out = costed_to_json(costed, common.per_gpu);
     out["hardware"] = hardware_to_json(hardware);
     std::cout << out.dump(2) << "\n";
   } else {
@@ -109,7 +191,8 @@ int run_cost(const ProblemFlags& problem_flags, const ScheduleFlags& schedule_fl
   return 0;
 }
 
-int run_plan(const ProblemFlags& problem_flags, const HardwareFlags& hardware_flags, const CommonFlags& common) {
+int run_plan(const ProblemFlags& problem_flags, const HardwareFlags& hardware_flags, const NetworkFlags& network_flags,
+             const CommonFlags& common) {
   Problem problem = make_problem(problem_flags);
   ScheduleFlags no_schedule;
   GeneratorOptions base = make_options(problem_flags, no_schedule);
@@ -117,6 +200,14 @@ int run_plan(const ProblemFlags& problem_flags, const HardwareFlags& hardware_fl
     throw UserError("--seq " + std::to_string(problem.seq_len) + " is smaller than --gpus " +
                     std::to_string(base.gpus) + ": every GPU needs at least one token");
   Hardware hardware = make_hardware(hardware_flags);
+  NetworkChoice network = make_network(network_flags, base.gpus);
+  RankingModel model;
+  if (common.model == "flow") {
+    model.simulate = true;
+    model.gpu = sim::gpu_profile(common.gpu);
+  } else if (common.model != "analytic") {
+    throw UserError("--model: '" + common.model + "' is not one of flow, analytic");
+  }
   std::vector<Candidate> candidates = plan_candidates(problem, base.gpus, base.layout);
   std::vector<Costed> ranked;
   std::vector<std::pair<std::string, std::string>> skipped;  // name, reason
@@ -137,7 +228,7 @@ int run_plan(const ProblemFlags& problem_flags, const HardwareFlags& hardware_fl
     for (size_t index = next++; index < candidates.size(); index = next++) {
       const Candidate& candidate = candidates[index];
       try {
-        results[index] = generate_and_cost(candidate.algorithm, problem, candidate.options, hardware);
+        results[index] = generate_and_cost(candidate.algorithm, problem, candidate.options, hardware, network, model);
       } catch (const UserError& error) {
         refusals[index] = error.what();
       }
@@ -164,7 +255,7 @@ int run_plan(const ProblemFlags& problem_flags, const HardwareFlags& hardware_fl
   }
   if (progress) std::cerr << "\r" << std::string(60, ' ') << "\r";
   std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const Costed& x, const Costed& y) { return x.report.time_s < y.report.time_s; });
+                   [](const Costed& x, const Costed& y) { return x.rank_s() < y.rank_s(); });
   const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   size_t shown = common.top > 0 ? std::min(ranked.size(), static_cast<size_t>(common.top)) : ranked.size();
 
@@ -173,10 +264,11 @@ int run_plan(const ProblemFlags& problem_flags, const HardwareFlags& hardware_fl
     out["problem"] = problem_to_json(problem);
     out["gpus"] = base.gpus;
     out["hardware"] = hardware_to_json(hardware);
-    out["model"] = "analytic";
+    out["model"] = model.simulate ? "flow" : "analytic";
+    out["topology"] = network.topology ? json(network.topology->name) : json("uniform");
     json ranking = json::array();
     for (size_t index = 0; index < shown; ++index)
-      ranking.push_back(cost_report_to_json(ranked[index].schedule, ranked[index].report, common.per_gpu));
+      ranking.push_back(costed_to_json(ranked[index], common.per_gpu));
     out["ranking"] = ranking;
     json not_applicable = json::array();
     for (const auto& [name, reason] : skipped) not_applicable.push_back({{"schedule", name}, {"reason", reason}});
@@ -185,20 +277,34 @@ int run_plan(const ProblemFlags& problem_flags, const HardwareFlags& hardware_fl
     return 0;
   }
   std::cout << "Plan for " << describe_problem(problem, base.gpus) << "\n";
+  if (model.simulate)
+    std::cout << "Ranked by simulated time (flow-level, max-min fair sharing, " << model.gpu.name
+              << " profile); the analytic column is the alpha-beta model below.\n";
   std::cout << "Analytical alpha-beta model: " << format_fixed(hardware.peak_flops_per_s / 1e12, 0) << " TFLOP/s peak at "
-            << format_fixed(hardware.compute_efficiency * 100, 0) << " %, links "
-            << format_fixed(hardware.link_bytes_per_s / 1e9, 1) << " GB/s and "
-            << format_fixed(hardware.link_latency_s * 1e6, 1) << " us per GPU pair (uniform network)\n\n";
-  Table table({"rank", "schedule", "time", "vs best", "recv/GPU", "vs bound", "peak mem", "comm/compute"});
-  const double best = ranked.empty() ? 0 : ranked.front().report.time_s;
+            << format_fixed(hardware.compute_efficiency * 100, 0) << " %, ";
+  if (network.topology) {
+    std::cout << "network " << network.topology->name << " (routed paths, no contention), placement "
+              << network.placement << "\n\n";
+  } else {
+    std::cout << "links " << format_fixed(hardware.link_bytes_per_s / 1e9, 1) << " GB/s and "
+              << format_fixed(hardware.link_latency_s * 1e6, 1) << " us per GPU pair (uniform network)\n\n";
+  }
+  std::vector<std::string> headers = {"rank", "schedule"};
+  if (model.simulate) headers.push_back("simulated");
+  for (const char* header : {"analytic", "vs best", "recv/GPU", "vs bound", "peak mem", "comm/compute"})
+    headers.push_back(header);
+  Table table(headers);
+  const double best = ranked.empty() ? 0 : ranked.front().rank_s();
   for (size_t index = 0; index < shown; ++index) {
     const CostReport& report = ranked[index].report;
-    table.add_row({std::to_string(index + 1), ranked[index].schedule.name(), format_seconds(report.time_s),
-                   format_fixed(best > 0 ? report.time_s / best : 0, 2) + "x",
+    std::vector<std::string> row = {std::to_string(index + 1), ranked[index].schedule.name()};
+    if (model.simulate) row.push_back(format_seconds(ranked[index].rank_s()));
+    row.insert(row.end(), {format_seconds(report.time_s), format_fixed(best > 0 ? ranked[index].rank_s() / best : 0, 2) + "x",
                    format_bytes(static_cast<double>(report.recv_bytes_max)),
                    format_fixed(report.lower_bound_ratio, 2) + "x",
                    format_bytes(static_cast<double>(report.peak_memory_bytes_max)),
                    format_fixed(report.comm_over_compute, 2)});
+    table.add_row(row);
   }
   table.print(std::cout);
   if (shown < ranked.size()) std::cout << "(" << ranked.size() - shown << " more; drop --top to see all)\n";
@@ -214,10 +320,7 @@ int run_plan(const ProblemFlags& problem_flags, const HardwareFlags& hardware_fl
 int run_schedule(const ProblemFlags& problem_flags, const ScheduleFlags& schedule_flags, const CommonFlags& common) {
   Problem problem = make_problem(problem_flags);
   GeneratorOptions options = make_options(problem_flags, schedule_flags);
-  Schedule schedule = generate_schedule(schedule_flags.algorithm, problem, options);
-  BlockGrid grid(schedule.problem, schedule.layout, schedule.chunks());
-  CheckResult check = check_schedule(schedule, grid);
-  if (!check.ok()) throw std::runtime_error("generated schedule is invalid: " + check.violation);
+  Schedule schedule = generate_checked(schedule_flags.algorithm, problem, options).schedule;
   if (common.output.empty() || common.output == "-") {
     std::cout << schedule_to_json(schedule).dump() << "\n";
   } else {
@@ -235,7 +338,8 @@ int run_check(const HardwareFlags& hardware_flags, const CommonFlags& common) {
     json out = {{"file", common.file}, {"schedule", schedule.name()}, {"valid", check.ok()},
                 {"violation", check.violation}, {"ops", schedule.ops.size()}};
     if (check.ok())
-      out["cost"] = cost_report_to_json(schedule, cost_schedule(schedule, grid, check.analysis, make_hardware(hardware_flags)), false);
+      out["cost"] =
+          cost_report_to_json(schedule, cost_schedule(schedule, grid, check.analysis, make_hardware(hardware_flags)), false);
     std::cout << out.dump(2) << "\n";
   } else if (check.ok()) {
     std::cout << common.file << ": valid " << schedule.name() << " schedule (" << schedule.ops.size() << " ops, "

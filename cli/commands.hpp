@@ -11,12 +11,15 @@ struct CommonFlags {
   std::string output;  // schedule: file to write
   int top = 0;         // plan: rows to show (0 = all)
   std::string file;    // check: the schedule file
+  std::string model = "flow";  // plan: rank by "flow" simulation or the "analytic" model
+  std::string gpu = "h100";    // plan with --model flow: GPU profile
 };
 
 int run_schedules(const CommonFlags& common);
 int run_cost(const ProblemFlags& problem, const ScheduleFlags& schedule, const HardwareFlags& hardware,
+             const NetworkFlags& network, const CommonFlags& common);
+int run_plan(const ProblemFlags& problem, const HardwareFlags& hardware, const NetworkFlags& network,
              const CommonFlags& common);
-int run_plan(const ProblemFlags& problem, const HardwareFlags& hardware, const CommonFlags& common);
 int run_schedule(const ProblemFlags& problem, const ScheduleFlags& schedule, const CommonFlags& common);
 int run_check(const HardwareFlags& hardware, const CommonFlags& common);
 

@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "simulate_command.hpp"
+#include "topo_command.hpp"
 #include "tessera/core/error.hpp"
 
 int main(int argc, char** argv) {
@@ -17,7 +19,10 @@ int main(int argc, char** argv) {
   ProblemFlags problem;
   ScheduleFlags schedule;
   HardwareFlags hardware;
+  NetworkFlags network;
   CommonFlags common;
+  TopoFlags topo;
+  SimulateFlags simulate;
 
   auto* schedules = app.add_subcommand("schedules", "list the schedule generators");
   schedules->add_flag("--json", common.json, "print one JSON object");
@@ -26,14 +31,19 @@ int main(int argc, char** argv) {
   add_problem_flags(*cost, problem);
   add_schedule_flags(*cost, schedule, true);
   add_hardware_flags(*cost, hardware);
+  add_network_flags(*cost, network);
   cost->add_flag("--json", common.json, "print one JSON object");
   cost->add_flag("--per-gpu", common.per_gpu, "with --json: add per-GPU figures");
 
   auto* plan = app.add_subcommand("plan", "rank every applicable schedule and tile shape for a problem (the main job)");
   add_problem_flags(*plan, problem);
   add_hardware_flags(*plan, hardware);
+  add_network_flags(*plan, network);
   plan->add_flag("--json", common.json, "print one JSON object");
   plan->add_option("--top", common.top, "show only the best N schedules");
+  plan->add_option("--model", common.model, "rank by the flow-level simulation (flow) or the alpha-beta model (analytic)")
+      ->capture_default_str();
+  plan->add_option("--gpu", common.gpu, "GPU profile for --model flow: h100, h200, a100")->capture_default_str();
 
   auto* write = app.add_subcommand("schedule", "generate a schedule and write its JSON form");
   add_problem_flags(*write, problem);
@@ -45,6 +55,30 @@ int main(int argc, char** argv) {
   check->add_flag("--json", common.json, "print one JSON object (with the cost when valid)");
   add_hardware_flags(*check, hardware);
 
+  auto* simulation = app.add_subcommand("simulate", "run one schedule (or --collective) through the event-driven simulator");
+  add_problem_flags(*simulation, problem);
+  add_schedule_flags(*simulation, schedule, false);
+  add_hardware_flags(*simulation, hardware);
+  add_network_flags(*simulation, network);
+  simulation->add_option("--fidelity", simulate.fidelity, "flow (max-min fair sharing) or alpha-beta (no contention)")
+      ->capture_default_str();
+  simulation->add_option("--gpu", simulate.gpu, "GPU profile: h100, h200, a100")->capture_default_str();
+  simulation->add_option("--calibration", simulate.calibration, "calibration JSON written by `tessera calibrate`");
+  simulation->add_option("--trace", simulate.trace, "write a Chrome trace (Perfetto) JSON file, times in microseconds");
+  simulation->add_option("--ops-csv", simulate.ops_csv, "write one CSV row per op");
+  simulation->add_option("--links-csv", simulate.links_csv, "write one CSV row per link");
+  simulation->add_option("--collective", simulate.collective,
+                         "simulate a standalone all-reduce, all-gather, reduce-scatter, all-to-all or send-recv");
+  simulation->add_option("--size", simulate.size, "collective size in bytes (1G, 256M, ...)")->capture_default_str();
+  simulation->add_flag("--json", common.json, "print one JSON object");
+  simulation->add_flag("--per-gpu", common.per_gpu, "with --json: add per-GPU figures");
+
+  auto* topology = app.add_subcommand("topo", "cluster networks: list presets, show or check one, export Graphviz");
+  topology->add_option("action", topo.action, "list, show, check or dot")->required();
+  topology->add_option("target", topo.target, "a preset (e.g. h100-ib:4, torus-4x4) or a YAML file");
+  topology->add_option("--gpus", topo.gpus, "GPU count for presets that take one");
+  topology->add_flag("--json", topo.json, "print one JSON object");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -55,8 +89,10 @@ int main(int argc, char** argv) {
   }
   try {
     if (*schedules) return run_schedules(common);
-    if (*cost) return run_cost(problem, schedule, hardware, common);
-    if (*plan) return run_plan(problem, hardware, common);
+    if (*cost) return run_cost(problem, schedule, hardware, network, common);
+    if (*plan) return run_plan(problem, hardware, network, common);
+    if (*topology) return run_topo(topo);
+    if (*simulation) return run_simulate(problem, schedule, hardware, network, simulate, common);
     if (*write) return run_schedule(problem, schedule, common);
     if (*check) return run_check(hardware, common);
     std::cout << app.help();

@@ -56,6 +56,13 @@ void add_hardware_flags(CLI::App& app, HardwareFlags& flags) {
   app.add_option("--latency-us", flags.latency_us, "per-message link latency, microseconds")->capture_default_str();
 }
 
+void add_network_flags(CLI::App& app, NetworkFlags& flags) {
+  app.add_option("--topology", flags.topology,
+                 "network preset or YAML file (see `tessera topo list`); default: a uniform network");
+  app.add_option("--placement", flags.placement, "ranks to GPUs: linear, round-robin, auto, list:3,0,1,2")
+      ->capture_default_str();
+}
+
 Problem make_problem(const ProblemFlags& flags) {
   Problem problem;
   problem.seq_len = count_flag(flags.seq, "--seq");

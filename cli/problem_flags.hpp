@@ -34,6 +34,11 @@ struct ScheduleFlags {
   std::string input;
 };
 
+struct NetworkFlags {
+  std::string topology;             // preset or file; empty: the uniform network
+  std::string placement = "linear"; // linear, round-robin, auto, list:...
+};
+
 struct HardwareFlags {
   double peak_tflops = 989;
   double efficiency = 0.6;
@@ -45,6 +50,7 @@ struct HardwareFlags {
 void add_problem_flags(CLI::App& app, ProblemFlags& flags);
 void add_schedule_flags(CLI::App& app, ScheduleFlags& flags, bool algorithm_required);
 void add_hardware_flags(CLI::App& app, HardwareFlags& flags);
+void add_network_flags(CLI::App& app, NetworkFlags& flags);
 
 Problem make_problem(const ProblemFlags& flags);          // throws UserError naming the flag
 GeneratorOptions make_options(const ProblemFlags& problem, const ScheduleFlags& schedule);

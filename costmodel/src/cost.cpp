@@ -137,7 +137,9 @@ LowerBound communication_lower_bound(const Problem& problem, int32_t gpus, const
 }
 
 CostReport cost_schedule(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis,
-                         const Hardware& hardware) {
+                         const Hardware& hardware, const NetworkModel* network) {
+  const UniformNetwork uniform(hardware.link_latency_s, hardware.link_bytes_per_s);
+  if (network == nullptr) network = &uniform;
   CostReport report;
   report.gpus.assign(static_cast<size_t>(schedule.gpus), GpuCost{});
   std::vector<double> finish(schedule.ops.size(), 0);
@@ -147,9 +149,6 @@ CostReport cost_schedule(const Schedule& schedule, const BlockGrid& grid, const 
     int64_t total = 0;
     for (const auto& item : items) total += item_bytes(schedule, grid, item);
     return total;
-  };
-  auto transfer_s = [&](int64_t bytes) {
-    return hardware.link_latency_s + static_cast<double>(bytes) / hardware.link_bytes_per_s;
   };
   auto ready_time = [&](uint32_t index) {
     double time = 0;
@@ -191,7 +190,7 @@ CostReport cost_schedule(const Schedule& schedule, const BlockGrid& grid, const 
           gpu.sent_bytes[static_cast<int>(item.kind)] += bytes;
           report.gpus[static_cast<size_t>(recv.gpu)].received_bytes[static_cast<int>(item.kind)] += bytes;
         }
-        double duration = transfer_s(total);
+        double duration = network->transfer_s(op.gpu, recv.gpu, total);
         report.gpus[static_cast<size_t>(recv.gpu)].comm_s += duration;
         finish[index] = finish[partner] = start + duration;
         break;
@@ -201,24 +200,28 @@ CostReport cost_schedule(const Schedule& schedule, const BlockGrid& grid, const 
         if (collective_timed[c]) break;
         collective_timed[c] = 1;
         const Collective& collective = schedule.collectives[c];
-        // Ideal algorithm on the uniform network: (members - 1) latency steps (one for a
-        // permutation) plus the busiest member's bytes in or out at link bandwidth.
-        std::unordered_map<int32_t, std::pair<int64_t, int64_t>> member_bytes;  // sent, received
+        // Ideal algorithm: each member receives (and sends) its pieces one after another,
+        // so the collective lasts as long as the busiest member's incoming or outgoing
+        // transfers; a permutation is one concurrent step. On the uniform network an
+        // all-gather of pieces of size s over m members takes (m - 1)(alpha + s / beta).
+        std::unordered_map<int32_t, std::pair<double, double>> member_s;  // sending, receiving
+        double longest_s = 0;
         for (const auto& transfer : collective.transfers) {
+          int64_t transfer_bytes = 0;
           for (const auto& item : schedule.items_of(transfer)) {
             int64_t bytes = item_bytes(schedule, grid, item);
-            member_bytes[transfer.src].first += bytes;
-            member_bytes[transfer.dst].second += bytes;
+            transfer_bytes += bytes;
             report.gpus[static_cast<size_t>(transfer.src)].sent_bytes[static_cast<int>(item.kind)] += bytes;
             report.gpus[static_cast<size_t>(transfer.dst)].received_bytes[static_cast<int>(item.kind)] += bytes;
           }
+          double seconds = network->transfer_s(transfer.src, transfer.dst, transfer_bytes);
+          member_s[transfer.src].first += seconds;
+          member_s[transfer.dst].second += seconds;
+          longest_s = std::max(longest_s, seconds);
         }
-        int64_t busiest = 0;
-        for (const auto& [member, bytes] : member_bytes) busiest = std::max({busiest, bytes.first, bytes.second});
-        double steps = collective.kind == CollectiveKind::permute
-                           ? 1.0
-                           : static_cast<double>(collective.members.size()) - 1.0;
-        double duration = steps * hardware.link_latency_s + static_cast<double>(busiest) / hardware.link_bytes_per_s;
+        double duration = longest_s;
+        if (collective.kind != CollectiveKind::permute)
+          for (const auto& [member, seconds] : member_s) duration = std::max({duration, seconds.first, seconds.second});
         double start = 0;
         for (uint32_t member : analysis.collective_ops[c]) start = std::max(start, ready_time(member));
         for (uint32_t member : analysis.collective_ops[c]) {

@@ -194,13 +194,16 @@ Schedule generate_mesh(const Problem& problem, const GeneratorOptions& options, 
   if (static_cast<int64_t>(tile.first) * tile.second != gpus)
     throw UserError("mesh tile " + to_string(tile) + " covers " + std::to_string(int64_t{tile.first} * tile.second) +
                     " GPUs, not " + std::to_string(gpus) + ": a x b must equal --gpus");
-  ScheduleBuilder builder("mesh", to_string(tile) + " " + to_string(grid.layout()), problem, grid.layout(), gpus);
+  const MeshOrder order = parse_mesh_order(options.variant);
+  std::string variant = to_string(tile) + " " + to_string(grid.layout());
+  if (order != MeshOrder::greedy) variant += " " + to_string(order);
+  ScheduleBuilder builder("mesh", variant, problem, grid.layout(), gpus);
   MeshEmitter emitter(builder, grid, MeshGeometry{tile.first, tile.second});
   for (Pass pass : {Pass::forward, Pass::backward}) {
     if (pass == Pass::forward ? !problem.has_forward() : !problem.has_backward()) continue;
     builder.set_pass(pass);
     const bool backward = pass == Pass::backward;
-    auto phases = plan_mesh_tile(tile.first, tile.second, plan_costs(problem, grid, backward), backward);
+    auto phases = plan_mesh_tile(tile.first, tile.second, plan_costs(problem, grid, backward), backward, order);
     for (int32_t gpu = 0; gpu < gpus; ++gpu) emitter.emit(gpu, pass, phases);
   }
   return builder.finish();

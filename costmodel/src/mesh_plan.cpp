@@ -1,12 +1,30 @@
 #include "tessera/costmodel/mesh_plan.hpp"
 
+#include "tessera/core/error.hpp"
+
 #include <cstddef>
 #include <limits>
 #include <tuple>
 
 namespace tessera {
 
-std::vector<MeshPhase> plan_mesh_tile(int32_t a, int32_t b, const MeshCosts& costs, bool backward) {
+MeshOrder parse_mesh_order(const std::string& text) {
+  if (text.empty() || text == "greedy") return MeshOrder::greedy;
+  if (text == "receives-first") return MeshOrder::receives_first;
+  if (text == "ring-order") return MeshOrder::ring_order;
+  throw UserError("mesh variant '" + text + "' is not one of greedy, receives-first, ring-order");
+}
+
+std::string to_string(MeshOrder order) {
+  switch (order) {
+    case MeshOrder::greedy: return "greedy";
+    case MeshOrder::receives_first: return "receives-first";
+    case MeshOrder::ring_order: return "ring-order";
+  }
+  return "?";
+}
+
+std::vector<MeshPhase> plan_mesh_tile(int32_t a, int32_t b, const MeshCosts& costs, bool backward, MeshOrder order) {
   std::vector<uint8_t> done(static_cast<size_t>(a) * b, 0);
   std::vector<int32_t> row_left(static_cast<size_t>(a), b), column_left(static_cast<size_t>(b), a);
   int32_t rows_present = 1, columns_present = 1;  // the GPU's own Q and KV chunks
@@ -23,7 +41,9 @@ std::vector<MeshPhase> plan_mesh_tile(int32_t a, int32_t b, const MeshCosts& cos
       for (int32_t column = 0; column < columns_present; ++column) {
         if (done[static_cast<size_t>(row) * b + column]) continue;
         Key key;
-        if (!backward || prefer_rows) {
+        if (order == MeshOrder::ring_order) {
+          key = {0, row, column, 0, 0};  // row by row, nothing held back
+        } else if (!backward || prefer_rows) {
           int local = (row == 0 ? 1 : 0) + (backward && column == 0 ? 1 : 0);
           key = {local, row_left[static_cast<size_t>(row)], column_left[static_cast<size_t>(column)], row, column};
         } else {
@@ -54,15 +74,25 @@ std::vector<MeshPhase> plan_mesh_tile(int32_t a, int32_t b, const MeshCosts& cos
   };
 
   while (rows_present < a || columns_present < b) {
-    // Principle 1: blocks unlocked per second of transfer.
-    double gain_q = rows_present < a ? columns_present / costs.q_step_s : -1;
-    double gain_kv = columns_present < b ? rows_present / costs.kv_step_s : -1;
-    bool take_q = gain_q > gain_kv ||
-                  (gain_q == gain_kv && static_cast<double>(rows_present) / a <= static_cast<double>(columns_present) / b);
+    bool take_q;
+    if (order == MeshOrder::greedy) {
+      // Principle 1: blocks unlocked per second of transfer.
+      double gain_q = rows_present < a ? columns_present / costs.q_step_s : -1;
+      double gain_kv = columns_present < b ? rows_present / costs.kv_step_s : -1;
+      take_q = gain_q > gain_kv || (gain_q == gain_kv && static_cast<double>(rows_present) / a <=
+                                                             static_cast<double>(columns_present) / b);
+    } else if (order == MeshOrder::receives_first) {
+      take_q = rows_present < a && (columns_present >= b || rows_present <= columns_present);
+    } else {
+      take_q = rows_present < a;
+    }
     MeshPhase phase;
     phase.step = take_q ? MeshPhase::Step::q : MeshPhase::Step::kv;
-    // Principle 2: just enough compute to hide this hop.
+    // Principle 2: just enough compute to hide this hop (ring order: everything unlocked;
+    // receives first: nothing until every hop is issued).
     double budget = take_q ? costs.q_step_s : costs.kv_step_s;
+    if (order == MeshOrder::ring_order) budget = std::numeric_limits<double>::infinity();
+    if (order == MeshOrder::receives_first) budget = 0;
     while (budget > 0) {
       auto block = pick();
       if (block.first < 0) break;

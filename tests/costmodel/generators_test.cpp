@@ -70,3 +70,49 @@ TEST_CASE("every generator passes the checker for every mask, layout and GPU cou
     }
   }
 }
+
+TEST_CASE("attention2d: both variants on every grid shape pass the checker", "[generators][attention2d]") {
+  const std::string variant = GENERATE(as<std::string>{}, "collective", "ring");
+  for (int32_t gpus : {1, 2, 3, 4, 6, 8, 9, 12, 16}) {
+    for (const TileShape& grid_shape : factor_pairs(gpus)) {
+      for (MaskKind mask : {MaskKind::full, MaskKind::causal, MaskKind::sliding_window, MaskKind::documents}) {
+        for (Layout layout : {Layout::contiguous, Layout::zigzag, Layout::striped}) {
+          Problem problem = small_problem(mask, gpus, Pass::both);
+          GeneratorOptions options;
+          options.gpus = gpus;
+          options.layout = layout;
+          options.tile = grid_shape;
+          options.variant = variant;
+          Schedule schedule = generate_schedule("attention2d", problem, options);
+          std::string violation = check_schedule(schedule, BlockGrid(problem, layout, gpus)).violation;
+          INFO(schedule.name() << " P=" << gpus << " mask=" << to_string(mask) << ": " << violation);
+          CHECK(violation.empty());
+          if (!violation.empty()) return;
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("usp: every Ulysses x ring split passes the checker", "[generators][usp]") {
+  for (int32_t gpus : {4, 6, 8, 12, 16}) {
+    for (const TileShape& split : factor_pairs(gpus)) {
+      for (MaskKind mask : {MaskKind::full, MaskKind::causal, MaskKind::documents}) {
+        Problem problem = small_problem(mask, gpus, Pass::both);
+        problem.kv_heads = 2;  // GQA: replicated when u > 2
+        GeneratorOptions options;
+        options.gpus = gpus;
+        options.layout = Layout::zigzag;
+        options.tile = split;
+        if (problem.kv_heads % split.first != 0 && split.first % problem.kv_heads != 0) {
+          CHECK_THROWS_AS(generate_schedule("usp", problem, options), UserError);
+          continue;
+        }
+        Schedule schedule = generate_schedule("usp", problem, options);
+        std::string violation = check_schedule(schedule, BlockGrid(problem, Layout::zigzag, gpus)).violation;
+        INFO(schedule.name() << " " << to_string(mask) << ": " << violation);
+        CHECK(violation.empty());
+      }
+    }
+  }
+}

@@ -1,1 +1,139 @@
+// Rank placement: the fixed policies give the documented maps, explicit lists are validated,
+// and "auto" puts the Q-rings or the KV-rings of a mesh schedule inside servers, whichever
+// moves fewer bytes between servers (hand counts below and in link_loads_test.cpp).
+#include "tessera/topologies/placement.hpp"
+
 #include <catch2/catch.hpp>
+
+#include "tessera/core/error.hpp"
+#include "tessera/costmodel/generators.hpp"
+#include "tessera/topologies/description.hpp"
+#include "tessera/topologies/link_loads.hpp"
+
+using namespace tessera;
+using namespace tessera::topo;
+using Catch::Contains;
+
+namespace {
+
+// 1024 tokens per chunk, bf16, d = 128, full mask, forward.
+Problem forward_problem(int32_t gpus, int64_t kv_heads) {
+  Problem problem;
+  problem.seq_len = 1024 * gpus;
+  problem.heads = 32;
+  problem.kv_heads = kv_heads;
+  problem.head_dim = 128;
+  problem.head_dim_v = 128;
+  problem.mask.kind = MaskKind::full;
+  problem.pass = Pass::forward;
+  return problem;
+}
+
+Schedule schedule_of(const std::string& algorithm, int32_t gpus, std::optional<TileShape> tile = std::nullopt,
+                     int64_t kv_heads = 8) {
+  GeneratorOptions options;
+  options.gpus = gpus;
+  options.tile = tile;
+  return generate_schedule(algorithm, forward_problem(gpus, kv_heads), options);
+}
+
+std::vector<int32_t> identity(int32_t n) {
+  std::vector<int32_t> placement;
+  for (int32_t i = 0; i < n; ++i) placement.push_back(i);
+  return placement;
+}
+
+}  // namespace
+
+TEST_CASE("topo::place_ranks: linear and round-robin", "[placement]") {
+  Topology cluster = load_topology("h100-ib:2");  // GPUs 0-7 in server 0, 8-15 in server 1
+  Schedule ring = schedule_of("ring", 16);
+  CHECK(place_ranks(cluster, ring, "linear") == identity(16));
+  // Round-robin: rank r -> server r % 2, slot r / 2, i.e. GPU (r % 2) * 8 + r / 2.
+  std::vector<int32_t> expected;
+  for (int32_t rank = 0; rank < 16; ++rank) expected.push_back((rank % 2) * 8 + rank / 2);
+  std::vector<int32_t> placed = place_ranks(cluster, ring, "round-robin");
+  CHECK(placed == expected);
+  for (int32_t rank = 0; rank + 1 < 16; ++rank)
+    CHECK(cluster.node_of(placed[static_cast<size_t>(rank)]) != cluster.node_of(placed[static_cast<size_t>(rank + 1)]));
+  // Fewer ranks than GPUs: 8 ranks alternate between the two servers.
+  CHECK(place_ranks(cluster, schedule_of("ring", 8), "round-robin") == std::vector<int32_t>{0, 8, 1, 9, 2, 10, 3, 11});
+}
+
+TEST_CASE("topo::place_ranks: explicit lists are checked position by position", "[placement]") {
+  Topology ring = load_topology("ring-4");
+  Schedule schedule = schedule_of("ring", 4);
+  CHECK(place_ranks(ring, schedule, "list:3,0,1,2") == std::vector<int32_t>{3, 0, 1, 2});
+  REQUIRE_THROWS_WITH(place_ranks(ring, schedule, "list:3,0,1"), Contains("3 entries but the schedule has 4 ranks"));
+  REQUIRE_THROWS_WITH(place_ranks(ring, schedule, "list:3,0,1,2,1"),
+                      Contains("position 4") && Contains("already used at position 2"));
+  REQUIRE_THROWS_WITH(place_ranks(ring, schedule, "list:0,1,4,2"),
+                      Contains("position 2: GPU 4 is out of range [0, 3]"));
+  REQUIRE_THROWS_WITH(place_ranks(ring, schedule, "list:0,one,2,3"), Contains("position 1: 'one' is not a GPU index"));
+  REQUIRE_THROWS_WITH(place_ranks(ring, schedule, "list:0,-1,2,3"), Contains("position 1"));
+  REQUIRE_THROWS_WITH(place_ranks(ring, schedule, "diagonal"), Contains("unknown placement 'diagonal'"));
+}
+
+TEST_CASE("topo::place_ranks: more ranks than GPUs is refused", "[placement]") {
+  Topology cluster = load_topology("h100-ib:4");
+  REQUIRE_THROWS_WITH(place_ranks(cluster, schedule_of("ring", 64), "linear"),
+                      Contains("the schedule has 64 ranks but the topology has 32 GPUs"));
+  REQUIRE_THROWS_AS(place_ranks(cluster, schedule_of("ring", 64), "auto"), UserError);
+}
+
+TEST_CASE("topo::place_ranks: auto keeps the cheaper rings inside servers", "[placement]") {
+  Topology cluster = load_topology("h100-ib:2");
+
+  SECTION("non-mesh schedules are placed linearly") {
+    CHECK(place_ranks(cluster, schedule_of("ring", 16), "auto") == identity(16));
+  }
+  SECTION("mesh 4x4, GQA (KV chunk = Q chunk / 2): Q-rings inside servers (linear)") {
+    // link_loads_test.cpp counts it: linear moves 24 KV chunks between servers (100.7 MB),
+    // KV-rings-inside moves 24 Q + 32 O + 32 LSE chunks (474.0 MB).
+    CHECK(place_ranks(cluster, schedule_of("mesh", 16, TileShape{4, 4}), "auto") == identity(16));
+  }
+  SECTION("mesh 2x8, MHA (KV chunk = 2 Q chunks): KV-rings inside servers") {
+    // a = 2, b = 8; chunks of 1024 tokens, 32 heads, d = 128, bf16:
+    //   Q = O = 1024 * 32 * 128 * 2 = 8388608 B; KV = 1024 * 32 * 256 * 2 = 16777216 B;
+    //   LSE = 1024 * 32 * 4 = 131072 B.
+    // Linear: Q-ring {2R, 2R+1} inside a server; KV-ring C = {C, C+2, ..., C+14} is ranks
+    //   C..C+6 in server 0 and C+8..C+14 in server 1, so the hops C+6 -> C+8 and C+14 -> C cross:
+    //   2 rings x 2 hops x 7 KV steps = 28 KV chunks = 469762048 B.
+    // KV-rings inside (rank R*2 + C -> GPU C*8 + R): every Q-ring pairs GPU R with GPU 8 + R,
+    //   so each GPU's one Q step and its one O+LSE partial cross: 16 x (Q + O + LSE)
+    //   = 16 x 16908288 = 270532608 B. Cheaper, so auto takes it.
+    Schedule mesh = schedule_of("mesh", 16, TileShape{2, 8}, 32);
+    std::vector<int32_t> kv_rings_inside;
+    for (int32_t rank = 0; rank < 16; ++rank) kv_rings_inside.push_back((rank % 2) * 8 + rank / 2);
+    std::vector<int32_t> placed = place_ranks(cluster, mesh, "auto");
+    CHECK(placed == kv_rings_inside);
+
+    BlockGrid grid(mesh.problem, mesh.layout, mesh.chunks());
+    Router router(cluster);
+    CHECK(compute_link_loads(router, identity(16), mesh, grid).inter_node_total() == 469762048);
+    LinkLoads chosen = compute_link_loads(router, placed, mesh, grid);
+    CHECK(chosen.inter_node_total() == 270532608);
+    CHECK(chosen.inter_node_bytes[static_cast<size_t>(DataKind::KV)] == 0);
+    CHECK(chosen.inter_node_bytes[static_cast<size_t>(DataKind::Q)] == 16 * 8388608);
+  }
+}
+
+TEST_CASE("topo::place_ranks: auto leaves gaps to keep rings of 3 whole on servers of 8", "[placement]") {
+  // Mesh 3x4 (12 ranks) on h100-ib:2 (16 GPUs). Q-rings {3R, 3R+1, 3R+2} do not divide a
+  // server, but with 4 spare GPUs two rings go to each server: GPUs 0-5 and 8-13.
+  // Inter-node bytes (GQA, 1024-token chunks: KV = 4194304 B, Q = O = 8388608 B, LSE = 131072 B):
+  //  - rings kept whole: KV-ring C = {C, C+3, C+6, C+9} has R = 0, 1 in server 0 and R = 2, 3 in
+  //    server 1, so 2 of its 4 hops cross: 3 rings x 2 x 3 KV steps = 18 KV = 75497472 B;
+  //  - linear: the same 18 KV, plus Q-ring 2 = ranks {6, 7, 8} straddles: hops 7 -> 8 and 8 -> 6
+  //    cross at both Q steps (4 Q), and 4 of its 6 partials cross (4 O + 4 LSE).
+  Topology cluster = load_topology("h100-ib:2");
+  Schedule mesh = schedule_of("mesh", 12, TileShape{3, 4});
+  std::vector<int32_t> placed = place_ranks(cluster, mesh, "auto");
+  CHECK(placed == std::vector<int32_t>{0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13});
+
+  BlockGrid grid(mesh.problem, mesh.layout, mesh.chunks());
+  Router router(cluster);
+  CHECK(compute_link_loads(router, placed, mesh, grid).inter_node_total() == 18 * 4194304);
+  LinkLoads linear_loads = compute_link_loads(router, identity(12), mesh, grid);
+  CHECK(linear_loads.inter_node_total() == 18 * 4194304 + 4 * 8388608 + 4 * 8388608 + 4 * 131072);
+}

@@ -1,1 +1,570 @@
+// Builders for the cluster networks of builders.hpp, plus what Topology itself needs (names of
+// its enums, copies that keep `edges` valid). Every builder adds the GPUs first (GPU i is
+// vertex i), then switches, then cables. A cable is full duplex: two directed edges with the
+// full bandwidth each and one resource each. Builders return their local Topology by name
+// (copy elision): moving one copies the graph.
 #include "tessera/topologies/builders.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <queue>
+#include <unordered_map>
+
+#include "tessera/core/error.hpp"
+
+namespace tessera::topo {
+
+std::string to_string(VertexKind kind) {
+  switch (kind) {
+    case VertexKind::gpu: return "gpu";
+    case VertexKind::nvswitch: return "nvswitch";
+    case VertexKind::nic: return "nic";
+    case VertexKind::leaf: return "leaf";
+    case VertexKind::spine: return "spine";
+    case VertexKind::switch_: return "switch";
+  }
+  return "unknown";
+}
+
+std::string to_string(LinkClass link_class) {
+  switch (link_class) {
+    case LinkClass::nvlink: return "nvlink";
+    case LinkClass::pcie: return "pcie";
+    case LinkClass::network: return "network";
+    case LinkClass::torus: return "torus";
+    case LinkClass::generic: return "generic";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// `edges` of `from`, as descriptors of `to`, a copy of `from`. Boost copies every vertex's
+// out-edges in order, so the k-th out-edge of v in the copy stands for the k-th one in `from`.
+std::vector<EdgeId> counterpart_edges(const Graph& from, const std::vector<EdgeId>& edges, const Graph& to) {
+  std::unordered_map<const LinkInfo*, EdgeId> counterpart;
+  counterpart.reserve(edges.size());
+  for (VertexId v = 0; v < boost::num_vertices(from); ++v) {
+    auto [theirs, theirs_end] = boost::out_edges(v, from);
+    auto ours = boost::out_edges(v, to).first;
+    for (; theirs != theirs_end; ++theirs, ++ours) counterpart.emplace(&from[*theirs], *ours);
+  }
+  std::vector<EdgeId> result;
+  result.reserve(edges.size());
+  for (const EdgeId& edge : edges) result.push_back(counterpart.at(&from[edge]));
+  return result;
+}
+
+}  // namespace
+
+Topology::Topology(const Topology& other)
+    : name(other.name),
+      source(other.source),
+      shape(other.shape),
+      graph(other.graph),
+      gpu_vertices(other.gpu_vertices),
+      edges(counterpart_edges(other.graph, other.edges, graph)),
+      resource_bytes_per_s(other.resource_bytes_per_s),
+      torus_dims(other.torus_dims),
+      bidirectional_ring(other.bidirectional_ring),
+      gpus_per_node(other.gpus_per_node) {}
+
+Topology& Topology::operator=(const Topology& other) {
+  if (this == &other) return *this;
+  name = other.name;
+  source = other.source;
+  shape = other.shape;
+  graph = other.graph;
+  gpu_vertices = other.gpu_vertices;
+  edges = counterpart_edges(other.graph, other.edges, graph);
+  resource_bytes_per_s = other.resource_bytes_per_s;
+  torus_dims = other.torus_dims;
+  bidirectional_ring = other.bidirectional_ring;
+  gpus_per_node = other.gpus_per_node;
+  return *this;
+}
+
+namespace {
+
+// Beyond these a network is a typo, not a cluster (and Boost would need gigabytes).
+constexpr int64_t kMaxGpus = int64_t{1} << 22;
+constexpr int64_t kMaxLinks = int64_t{1} << 26;
+
+std::string format_number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+void require_gpus(int64_t gpus, const std::string& what) {
+  if (gpus < 1) throw UserError(what + ": gpus must be at least 1 (got " + std::to_string(gpus) + ")");
+  if (gpus > kMaxGpus) {
+    throw UserError(what + ": " + std::to_string(gpus) + " GPUs is more than the " + std::to_string(kMaxGpus) +
+                    " supported");
+  }
+}
+
+void require_links(int64_t links, const std::string& what) {
+  if (links > kMaxLinks) {
+    throw UserError(what + ": " + std::to_string(links) + " directed links is more than the " +
+                    std::to_string(kMaxLinks) + " supported");
+  }
+}
+
+// `label` is what the user set, e.g. "NVLink bandwidth".
+void require_bandwidth(double bytes_per_s, const std::string& what, const std::string& label = "bandwidth") {
+  if (!(bytes_per_s > 0) || !std::isfinite(bytes_per_s)) {
+    throw UserError(what + ": " + label + " must be positive (got " + format_number(bytes_per_s) + " B/s)");
+  }
+}
+
+void require_latency(double latency_s, const std::string& what, const std::string& label = "latency") {
+  if (!(latency_s >= 0) || !std::isfinite(latency_s)) {
+    throw UserError(what + ": " + label + " must be >= 0 (got " + format_number(latency_s) + " s)");
+  }
+}
+
+struct CableSpec {
+  double bytes_per_s = 0;
+  double latency_s = 0;
+  LinkClass link_class = LinkClass::generic;
+};
+
+VertexId add_gpu(Topology& topology, int32_t gpu, int32_t node) {
+  VertexId vertex =
+      boost::add_vertex(VertexInfo{VertexKind::gpu, "gpu" + std::to_string(gpu), gpu, node}, topology.graph);
+  topology.gpu_vertices.push_back(vertex);
+  return vertex;
+}
+
+VertexId add_switch(Topology& topology, VertexKind kind, std::string name, int32_t node = -1) {
+  return boost::add_vertex(VertexInfo{kind, std::move(name), -1, node}, topology.graph);
+}
+
+// An edge leaves or enters a server when its ends sit in different servers, or when it touches
+// the network side (NICs, leaves, spines).
+bool crosses_servers(const VertexInfo& from, const VertexInfo& to) {
+  auto network_side = [](VertexKind kind) {
+    return kind == VertexKind::nic || kind == VertexKind::leaf || kind == VertexKind::spine;
+  };
+  return network_side(from.kind) || network_side(to.kind) || from.node != to.node;
+}
+
+void add_link(Topology& topology, VertexId from, VertexId to, const CableSpec& spec) {
+  LinkInfo link;
+  link.bytes_per_s = spec.bytes_per_s;
+  link.latency_s = spec.latency_s;
+  link.link_class = spec.link_class;
+  link.resource = static_cast<int32_t>(topology.resource_bytes_per_s.size());
+  link.inter_node = crosses_servers(topology.graph[from], topology.graph[to]);
+  topology.resource_bytes_per_s.push_back(spec.bytes_per_s);
+  topology.edges.push_back(boost::add_edge(from, to, link, topology.graph).first);
+}
+
+void add_cable(Topology& topology, VertexId a, VertexId b, const CableSpec& spec) {
+  add_link(topology, a, b, spec);
+  add_link(topology, b, a, spec);
+}
+
+// Links member j of a ring of `members` to member j + 1 (wrapping). A ring of two has a single
+// cable: its "forward" and "backward" neighbours are the same GPU.
+void add_ring_cables(Topology& topology, const std::vector<VertexId>& members, const CableSpec& spec) {
+  const size_t k = members.size();
+  if (k < 2) return;
+  const size_t cables = k == 2 ? 1 : k;
+  for (size_t j = 0; j < cables; ++j) add_cable(topology, members[j], members[(j + 1) % k], spec);
+}
+
+int64_t ring_cables(int64_t k) { return k < 2 ? 0 : (k == 2 ? 1 : k); }
+
+// The lines of a dimension: groups of the k GPUs that differ only in that coordinate (stride =
+// product of the sizes below it), in the order of their first GPU, each in coordinate order.
+std::vector<std::vector<VertexId>> lines_along(const Topology& topology, int64_t stride, int64_t k) {
+  std::vector<std::vector<VertexId>> lines;
+  const int64_t gpus = topology.gpu_count();
+  for (int64_t start = 0; start < gpus; ++start) {
+    if ((start / stride) % k != 0) continue;
+    std::vector<VertexId>& line = lines.emplace_back();
+    for (int64_t j = 0; j < k; ++j) line.push_back(topology.gpu_vertices[static_cast<size_t>(start + j * stride)]);
+  }
+  return lines;
+}
+
+}  // namespace
+
+//   gpu0 -> gpu1 -> ... -> gpu(n-1)
+//     ^________________________|       bidirectional: every arrow also points back
+Topology build_ring(int32_t gpus, double bytes_per_s, double latency_s, bool bidirectional) {
+  const std::string what = bidirectional ? "ring" : "unidirectional ring";
+  require_gpus(gpus, what);
+  require_bandwidth(bytes_per_s, what);
+  require_latency(latency_s, what);
+  Topology topology;
+  topology.name = std::string(bidirectional ? "ring-" : "uniring-") + std::to_string(gpus);
+  topology.shape = TopologyShape::ring;
+  topology.bidirectional_ring = bidirectional;
+  for (int32_t gpu = 0; gpu < gpus; ++gpu) add_gpu(topology, gpu, gpu);
+  const CableSpec spec{bytes_per_s, latency_s, LinkClass::generic};
+  if (bidirectional) {
+    add_ring_cables(topology, topology.gpu_vertices, spec);
+  } else if (gpus > 1) {
+    for (int32_t gpu = 0; gpu < gpus; ++gpu) {
+      add_link(topology, topology.gpu_vertices[static_cast<size_t>(gpu)],
+               topology.gpu_vertices[static_cast<size_t>((gpu + 1) % gpus)], spec);
+    }
+  }
+  check_connected(topology);
+  return topology;
+}
+
+//   2-D example, 3 x 3 (dimension 0 across):   g0 - g1 - g2 -(wrap to g0)
+//                                               |    |    |
+//                                              g3 - g4 - g5
+//                                               |    |    |   (column wraps to row 0)
+//                                              g6 - g7 - g8
+// Each GPU is cabled to its +1 neighbour in every dimension (wrapping); a dimension of size 2
+// has one cable per pair, and one of size 1 none.
+Topology build_torus(const std::vector<int32_t>& dims, double bytes_per_s, double latency_s) {
+  if (dims.empty()) throw UserError("torus: needs at least one dimension");
+  int64_t gpus = 1, cables = 0;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] < 1) {
+      throw UserError("torus dimension " + std::to_string(d) + " has size " + std::to_string(dims[d]) +
+                      "; sizes must be at least 1");
+    }
+    gpus *= dims[d];
+    require_gpus(gpus, "torus");
+  }
+  for (int32_t k : dims) cables += ring_cables(k) * (gpus / k);
+  require_links(2 * cables, "torus");
+  require_bandwidth(bytes_per_s, "torus");
+  require_latency(latency_s, "torus");
+
+  Topology topology;
+  topology.name = "torus-";
+  for (size_t d = 0; d < dims.size(); ++d) topology.name += (d ? "x" : "") + std::to_string(dims[d]);
+  topology.shape = TopologyShape::torus;
+  topology.torus_dims = dims;
+  for (int32_t gpu = 0; gpu < static_cast<int32_t>(gpus); ++gpu) add_gpu(topology, gpu, gpu);
+  const CableSpec spec{bytes_per_s, latency_s, LinkClass::torus};
+  int64_t stride = 1;
+  for (int32_t k : dims) {
+    for (const std::vector<VertexId>& ring : lines_along(topology, stride, k)) add_ring_cables(topology, ring, spec);
+    stride *= k;
+  }
+  check_connected(topology);
+  return topology;
+}
+
+// Every ordered pair of GPUs has its own link (the per-link bandwidth is the per-peer share).
+Topology build_fully_connected(int32_t gpus, double bytes_per_s, double latency_s) {
+  require_gpus(gpus, "fully connected");
+  require_links(int64_t{gpus} * (gpus - 1), "fully connected");
+  require_bandwidth(bytes_per_s, "fully connected");
+  require_latency(latency_s, "fully connected");
+  Topology topology;
+  topology.name = "fully-connected-" + std::to_string(gpus);
+  topology.shape = TopologyShape::fully_connected;
+  for (int32_t gpu = 0; gpu < gpus; ++gpu) add_gpu(topology, gpu, gpu);
+  const CableSpec spec{bytes_per_s, latency_s, LinkClass::generic};
+  for (size_t a = 0; a < topology.gpu_vertices.size(); ++a) {
+    for (size_t b = a + 1; b < topology.gpu_vertices.size(); ++b) {
+      add_cable(topology, topology.gpu_vertices[a], topology.gpu_vertices[b], spec);
+    }
+  }
+  check_connected(topology);
+  return topology;
+}
+
+//        switch
+//      /  |   \          one cable per GPU; the switch itself never blocks
+//   gpu0 gpu1 ... gpu(n-1)
+Topology build_switch(int32_t gpus, double bytes_per_s, double latency_s) {
+  require_gpus(gpus, "switch");
+  require_bandwidth(bytes_per_s, "switch");
+  require_latency(latency_s, "switch");
+  Topology topology;
+  topology.name = "switch-" + std::to_string(gpus);
+  topology.shape = TopologyShape::single_switch;
+  for (int32_t gpu = 0; gpu < gpus; ++gpu) add_gpu(topology, gpu, gpu);
+  VertexId hub = add_switch(topology, VertexKind::switch_, "switch");
+  const CableSpec spec{bytes_per_s, latency_s, LinkClass::generic};
+  for (VertexId gpu : topology.gpu_vertices) add_cable(topology, gpu, hub, spec);
+  check_connected(topology);
+  return topology;
+}
+
+namespace {
+
+void validate(const HierarchicalSpec& spec) {
+  const std::string what = "hierarchical";
+  auto at_least_one = [&](int32_t value, const char* field) {
+    if (value < 1) throw UserError(what + ": " + field + " must be at least 1 (got " + std::to_string(value) + ")");
+  };
+  at_least_one(spec.nodes, "nodes");
+  at_least_one(spec.gpus_per_node, "gpus_per_node");
+  at_least_one(spec.nics_per_node, "nics_per_node");
+  at_least_one(spec.leaf_down_ports, "leaf_down_ports");
+  require_gpus(int64_t{spec.nodes} * spec.gpus_per_node, what);
+  require_bandwidth(spec.nvlink_bytes_per_s, what, "NVLink bandwidth");
+  require_bandwidth(spec.nic_bytes_per_s, what, "NIC bandwidth");
+  require_latency(spec.nvlink_latency_s, what, "NVLink latency");
+  require_latency(spec.nic_latency_s, what, "NIC latency");
+  require_latency(spec.switch_latency_s, what, "switch latency");
+  if (!(spec.oversubscription >= 1) || !std::isfinite(spec.oversubscription)) {
+    throw UserError(what + ": oversubscription must be >= 1 (got " + format_number(spec.oversubscription) + ")");
+  }
+  if (!spec.rail_optimized && spec.leaf_down_ports < spec.nics_per_node) {
+    throw UserError(what + ": leaf_down_ports (" + std::to_string(spec.leaf_down_ports) +
+                    ") must be at least nics_per_node (" + std::to_string(spec.nics_per_node) +
+                    ") when not rail-optimised: all NICs of a server share one leaf");
+  }
+}
+
+// Where the NICs of the servers plug into the leaves, and how wide the leaves' uplinks are.
+struct LeafPlan {
+  int32_t leaves = 0;
+  int32_t ports_per_leaf = 0;  // NIC ports of a full leaf
+  int32_t spines = 0;
+  double uplink_bytes_per_s = 0;  // each leaf-spine cable
+  int32_t leaf_of(const HierarchicalSpec& spec, int32_t node, int32_t nic) const {
+    if (spec.rail_optimized) return (node / spec.leaf_down_ports) * spec.nics_per_node + nic;
+    return node / (ports_per_leaf / spec.nics_per_node);
+  }
+};
+
+LeafPlan plan_leaves(const HierarchicalSpec& spec) {
+  LeafPlan plan;
+  if (spec.nodes == 1) return plan;  // nothing leaves the server
+  if (spec.rail_optimized) {
+    // A group of leaf_down_ports servers has one leaf per rail.
+    plan.ports_per_leaf = spec.leaf_down_ports;
+    plan.leaves = (spec.nodes + spec.leaf_down_ports - 1) / spec.leaf_down_ports * spec.nics_per_node;
+  } else {
+    const int32_t servers_per_leaf = spec.leaf_down_ports / spec.nics_per_node;
+    plan.ports_per_leaf = servers_per_leaf * spec.nics_per_node;
+    plan.leaves = (spec.nodes + servers_per_leaf - 1) / servers_per_leaf;
+  }
+  if (plan.leaves > 1) {
+    // Up-bandwidth = down-bandwidth / oversubscription, spread over one cable to each spine;
+    // at oversubscription 1 that is one spine per down port, each cable as wide as a NIC.
+    const double up_bytes_per_s = plan.ports_per_leaf * spec.nic_bytes_per_s / spec.oversubscription;
+    plan.spines = std::max(1, static_cast<int32_t>(std::ceil(plan.ports_per_leaf / spec.oversubscription - 1e-9)));
+    plan.uplink_bytes_per_s = up_bytes_per_s / plan.spines;
+  }
+  return plan;
+}
+
+}  // namespace
+
+//   spine0 ... spine(S-1)                      every leaf has one cable to every spine
+//     |  \      /   |                          (none when a single leaf holds every NIC)
+//   leaf0  leaf1 ... leaf(L-1)                 rail-optimised: leaf r of a group of
+//     |      |                                 leaf_down_ports servers takes NIC r of each
+//   nic0 .. nic(m-1)      per server           not: all NICs of a server on one leaf
+//     |      |
+//   gpu0 .. gpu(g-1)  --  nvswitch             GPU i uses NIC i*m/g (m < g), NIC r serves
+//                                              GPU r*g/m (m >= g); no NICs with one server
+Topology build_hierarchical(const HierarchicalSpec& spec) {
+  validate(spec);
+  const LeafPlan plan = plan_leaves(spec);
+  const int32_t g = spec.gpus_per_node, m = spec.nics_per_node, nodes = spec.nodes;
+  const bool has_network = nodes > 1;
+  int64_t cables = int64_t{nodes} * (g > 1 ? g : 0);
+  if (has_network) cables += int64_t{nodes} * (std::max(g, m) + m) + int64_t{plan.leaves} * plan.spines;
+  require_links(2 * cables, "hierarchical");
+
+  Topology topology;
+  topology.name = "hierarchical-" + std::to_string(nodes) + "x" + std::to_string(g);
+  topology.shape = TopologyShape::hierarchical;
+  topology.gpus_per_node = g;
+  for (int32_t gpu = 0; gpu < nodes * g; ++gpu) add_gpu(topology, gpu, gpu / g);
+
+  // Latency: each NVLink hop costs its own; a NIC costs its latency on the PCIe hop between it
+  // and its GPU (once at each end); a leaf or spine costs its latency on the link into it, so a
+  // route pays once per switch it crosses. The PCIe hop is as wide as the NIC, which stays the
+  // narrowest part.
+  const CableSpec nvlink{spec.nvlink_bytes_per_s, spec.nvlink_latency_s, LinkClass::nvlink};
+  const CableSpec pcie{spec.nic_bytes_per_s, spec.nic_latency_s, LinkClass::pcie};
+  const CableSpec into_leaf{spec.nic_bytes_per_s, spec.switch_latency_s, LinkClass::network};
+  const CableSpec out_of_leaf{spec.nic_bytes_per_s, 0, LinkClass::network};
+  const CableSpec leaf_to_spine{plan.uplink_bytes_per_s, spec.switch_latency_s, LinkClass::network};
+
+  std::vector<VertexId> leaves, spines;
+  for (int32_t leaf = 0; leaf < plan.leaves; ++leaf) {
+    leaves.push_back(add_switch(topology, VertexKind::leaf, "leaf" + std::to_string(leaf)));
+  }
+  for (int32_t spine = 0; spine < plan.spines; ++spine) {
+    spines.push_back(add_switch(topology, VertexKind::spine, "spine" + std::to_string(spine)));
+  }
+  for (int32_t node = 0; node < nodes; ++node) {
+    auto gpu_vertex = [&](int32_t local) { return topology.gpu_vertices[static_cast<size_t>(node * g + local)]; };
+    const std::string prefix = "node" + std::to_string(node) + ".";
+    if (g > 1) {
+      VertexId nvswitch = add_switch(topology, VertexKind::nvswitch, prefix + "nvswitch", node);
+      for (int32_t local = 0; local < g; ++local) add_cable(topology, gpu_vertex(local), nvswitch, nvlink);
+    }
+    if (!has_network) continue;
+    std::vector<VertexId> nics;
+    for (int32_t nic = 0; nic < m; ++nic) {
+      nics.push_back(add_switch(topology, VertexKind::nic, prefix + "nic" + std::to_string(nic), node));
+    }
+    if (m < g) {
+      for (int32_t local = 0; local < g; ++local) {
+        add_cable(topology, gpu_vertex(local), nics[static_cast<size_t>(local * m / g)], pcie);
+      }
+    } else {
+      for (int32_t nic = 0; nic < m; ++nic) {
+        add_cable(topology, gpu_vertex(nic * g / m), nics[static_cast<size_t>(nic)], pcie);
+      }
+    }
+    for (int32_t nic = 0; nic < m; ++nic) {
+      const VertexId leaf = leaves[static_cast<size_t>(plan.leaf_of(spec, node, nic))];
+      add_link(topology, nics[static_cast<size_t>(nic)], leaf, into_leaf);
+      add_link(topology, leaf, nics[static_cast<size_t>(nic)], out_of_leaf);
+    }
+  }
+  for (VertexId leaf : leaves) {
+    for (VertexId spine : spines) add_cable(topology, leaf, spine, leaf_to_spine);
+  }
+  check_connected(topology);
+  return topology;
+}
+
+namespace {
+
+const char* kind_name(DimensionKind kind) {
+  switch (kind) {
+    case DimensionKind::ring: return "ring";
+    case DimensionKind::switch_: return "switch";
+    case DimensionKind::fully_connected: return "fully-connected";
+  }
+  return "unknown";
+}
+
+int64_t dimension_cables(const DimensionSpec& dimension, int64_t gpus) {
+  const int64_t k = dimension.size, groups = gpus / k;
+  if (k < 2) return 0;
+  switch (dimension.kind) {
+    case DimensionKind::ring: return groups * ring_cables(k);
+    case DimensionKind::switch_: return gpus;
+    case DimensionKind::fully_connected: return groups * k * (k - 1) / 2;
+  }
+  return 0;
+}
+
+}  // namespace
+
+// A product network: GPU index = sum of coordinate_d * (size_0 * ... * size_(d-1)). Along each
+// dimension every group of GPUs that differ only in that coordinate is a ring (its own cables),
+// hangs off its own switch, or is fully connected. With two or more dimensions and a switch or
+// fully connected dimension 0, dimension 0 is the server (the scale-up domain); otherwise every
+// GPU is its own server.
+Topology build_from_dimensions(const std::vector<DimensionSpec>& dimensions) {
+  if (dimensions.empty()) throw UserError("dimensions: needs at least one dimension");
+  int64_t gpus = 1;
+  for (size_t d = 0; d < dimensions.size(); ++d) {
+    const DimensionSpec& dimension = dimensions[d];
+    const std::string what = "dimension " + std::to_string(d) + " (" + kind_name(dimension.kind) + ")";
+    if (dimension.size < 1) {
+      throw UserError(what + " has size " + std::to_string(dimension.size) + "; sizes must be at least 1");
+    }
+    require_bandwidth(dimension.bytes_per_s, what);
+    require_latency(dimension.latency_s, what);
+    gpus *= dimension.size;
+    require_gpus(gpus, "dimensions");
+  }
+  int64_t cables = 0;
+  for (const DimensionSpec& dimension : dimensions) cables += dimension_cables(dimension, gpus);
+  require_links(2 * cables, "dimensions");
+
+  Topology topology;
+  bool all_rings = true;
+  for (size_t d = 0; d < dimensions.size(); ++d) {
+    topology.name += (d ? "-" : "") + std::string(kind_name(dimensions[d].kind)) + std::to_string(dimensions[d].size);
+    all_rings = all_rings && dimensions[d].kind == DimensionKind::ring;
+  }
+  const bool server_dimension = dimensions.size() > 1 && dimensions[0].kind != DimensionKind::ring;
+  topology.gpus_per_node = server_dimension ? dimensions[0].size : 1;
+  if (all_rings) {
+    topology.shape = TopologyShape::torus;  // dimension-ordered routing
+    for (const DimensionSpec& dimension : dimensions) topology.torus_dims.push_back(dimension.size);
+  } else if (dimensions.size() == 1) {
+    topology.shape =
+        dimensions[0].kind == DimensionKind::switch_ ? TopologyShape::single_switch : TopologyShape::fully_connected;
+  } else {
+    topology.shape = TopologyShape::custom;  // shortest paths with ECMP
+  }
+  for (int32_t gpu = 0; gpu < static_cast<int32_t>(gpus); ++gpu) add_gpu(topology, gpu, gpu / topology.gpus_per_node);
+
+  int64_t stride = 1;
+  for (size_t d = 0; d < dimensions.size(); ++d) {
+    const DimensionSpec& dimension = dimensions[d];
+    const int64_t k = dimension.size;
+    const CableSpec spec{dimension.bytes_per_s, dimension.latency_s, LinkClass::generic};
+    int32_t group = 0;
+    for (const std::vector<VertexId>& members : lines_along(topology, stride, k)) {
+      if (k < 2) break;  // a dimension of size 1 links nothing
+      switch (dimension.kind) {
+        case DimensionKind::ring: add_ring_cables(topology, members, spec); break;
+        case DimensionKind::switch_: {
+          const int32_t node = d == 0 && server_dimension ? group : -1;
+          VertexId hub = add_switch(topology, VertexKind::switch_,
+                                    "dim" + std::to_string(d) + ".switch" + std::to_string(group), node);
+          for (VertexId member : members) add_cable(topology, member, hub, spec);
+          break;
+        }
+        case DimensionKind::fully_connected:
+          for (size_t a = 0; a < members.size(); ++a) {
+            for (size_t b = a + 1; b < members.size(); ++b) add_cable(topology, members[a], members[b], spec);
+          }
+          break;
+      }
+      ++group;
+    }
+    stride *= k;
+  }
+  check_connected(topology);
+  return topology;
+}
+
+// Every GPU reaches GPU 0 and GPU 0 reaches every GPU, so every GPU reaches every other.
+void check_connected(const Topology& topology) {
+  const std::string what = topology.name.empty() ? "topology" : "topology '" + topology.name + "'";
+  if (topology.gpu_vertices.empty()) throw UserError(what + " has no GPUs");
+  const Graph& graph = topology.graph;
+  auto reached_from_gpu0 = [&](bool forward) {
+    std::vector<char> reached(boost::num_vertices(graph), 0);
+    std::queue<VertexId> frontier;
+    frontier.push(topology.gpu_vertices[0]);
+    reached[topology.gpu_vertices[0]] = 1;
+    while (!frontier.empty()) {
+      VertexId u = frontier.front();
+      frontier.pop();
+      auto visit = [&](VertexId v) {
+        if (!reached[v]) {
+          reached[v] = 1;
+          frontier.push(v);
+        }
+      };
+      if (forward) {
+        for (auto [e, end] = boost::out_edges(u, graph); e != end; ++e) visit(boost::target(*e, graph));
+      } else {
+        for (auto [e, end] = boost::in_edges(u, graph); e != end; ++e) visit(boost::source(*e, graph));
+      }
+    }
+    return reached;
+  };
+  for (bool forward : {true, false}) {
+    std::vector<char> reached = reached_from_gpu0(forward);
+    for (int32_t gpu = 1; gpu < topology.gpu_count(); ++gpu) {
+      if (reached[topology.gpu_vertices[static_cast<size_t>(gpu)]]) continue;
+      throw UserError(what + " is not connected: " +
+                      (forward ? "GPU 0 cannot reach GPU " + std::to_string(gpu)
+                               : "GPU " + std::to_string(gpu) + " cannot reach GPU 0"));
+    }
+  }
+}
+
+}  // namespace tessera::topo

@@ -9,6 +9,7 @@
 #include "tessera/core/block_grid.hpp"
 #include "tessera/core/schedule.hpp"
 #include "tessera/costmodel/analysis.hpp"
+#include "tessera/costmodel/network_model.hpp"
 
 namespace tessera {
 
@@ -63,7 +64,8 @@ struct CostReport {
 };
 
 // The analysis must come from a successful check (it needs a complete execution order).
+// Transfers take network.transfer_s; without a network, the uniform one of `hardware`.
 CostReport cost_schedule(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis,
-                         const Hardware& hardware);
+                         const Hardware& hardware, const NetworkModel* network = nullptr);
 
 }  // namespace tessera

@@ -13,6 +13,7 @@
 //     leaves, so they wait; among the others, rows (backward: alternately rows and columns)
 //     closest to completion go first, so their partials can leave early.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace tessera {
@@ -35,7 +36,16 @@ struct MeshPhase {
   std::vector<Item> blocks;  // computed, in order, while the hop is in flight
 };
 
+// The order policy. `greedy` is the plan above. The two simple orders it is compared with:
+//  - receives_first: every ring hop first (Q and KV alternating), all compute afterwards;
+//  - ring_order: the Q-ring hops first, then the KV-ring hops in ring order, computing every
+//    block as soon as it is unlocked, row by row, with no priority for partials that leave.
+enum class MeshOrder { greedy, receives_first, ring_order };
+MeshOrder parse_mesh_order(const std::string& text);  // UserError
+std::string to_string(MeshOrder order);
+
 // backward = true alternates rows and columns and releases column partials too.
-std::vector<MeshPhase> plan_mesh_tile(int32_t a, int32_t b, const MeshCosts& costs, bool backward);
+std::vector<MeshPhase> plan_mesh_tile(int32_t a, int32_t b, const MeshCosts& costs, bool backward,
+                                      MeshOrder order = MeshOrder::greedy);
 
 }  // namespace tessera

@@ -52,6 +52,13 @@ struct Topology {
   bool bidirectional_ring = true;       // ring: false = unidirectional
   int32_t gpus_per_node = 1;            // hierarchical: GPUs per server (1 otherwise)
 
+  // An edge descriptor points at its properties inside the graph it came from, and Boost's
+  // adjacency_list has no move (a move is a copy), so copies re-derive `edges` for their own graph.
+  Topology() = default;
+  Topology(const Topology& other);
+  Topology& operator=(const Topology& other);
+  ~Topology() = default;
+
   int32_t gpu_count() const { return static_cast<int32_t>(gpu_vertices.size()); }
   int32_t node_of(int32_t gpu) const { return graph[gpu_vertices[static_cast<size_t>(gpu)]].node; }
 };

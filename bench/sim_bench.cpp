@@ -1,0 +1,73 @@
+// Simulator benchmarks (issue 4); prints figures, never fails on speed.
+//  (1) 1024-rank ring all-reduce as individual flows (~2.1 M flows); target <= 1 s
+//  (2) mesh forward+backward, P = 256, N = 1M, on 32 nodes x 8 GPUs; target <= 0.5 s
+//  (3) the same at P = 1024 on 128 nodes x 8 GPUs; target <= 10 s
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "tessera/costmodel/checker.hpp"
+#include "tessera/costmodel/generators.hpp"
+#include "tessera/sim/collective_sim.hpp"
+#include "tessera/sim/simulator.hpp"
+#include "tessera/topologies/builders.hpp"
+
+using namespace tessera;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+std::vector<int32_t> linear(int32_t ranks) {
+  std::vector<int32_t> placement(static_cast<size_t>(ranks));
+  for (int32_t rank = 0; rank < ranks; ++rank) placement[static_cast<size_t>(rank)] = rank;
+  return placement;
+}
+}  // namespace
+
+int main() {
+  {
+    topo::Topology ring = topo::build_ring(1024, 50e9, 1e-6, false);
+    std::vector<double> times;
+    sim::CollectiveResult result;
+    for (int run = 0; run < 3; ++run) {
+      auto start = Clock::now();
+      result = sim::simulate_collective(sim::CollectiveAlgorithm::all_reduce, 1e9, ring, linear(1024), sim::Fidelity::flow);
+      times.push_back(since(start));
+    }
+    double seconds = median(times);
+    std::printf("(1) ring all-reduce, 1024 ranks, %zu flows: %.3f s (median of 3), %.2f M flows/s, target 1 s\n",
+                result.flows, seconds, static_cast<double>(result.flows) / seconds / 1e6);
+  }
+  for (auto [gpus, target_s] : {std::pair{256, 0.5}, std::pair{1024, 10.0}}) {
+    Problem problem;
+    problem.seq_len = 1 << 20;
+    problem.pass = Pass::both;
+    GeneratorOptions options;
+    options.gpus = gpus;
+    Schedule schedule = generate_schedule("mesh", problem, options);
+    BlockGrid grid(problem, schedule.layout, gpus);
+    CheckResult check = check_schedule(schedule, grid);
+    if (!check.ok()) return 1;
+    topo::HierarchicalSpec spec;
+    spec.nodes = gpus / 8;
+    topo::Topology cluster = topo::build_hierarchical(spec);
+    std::vector<double> times;
+    sim::SimResult result;
+    for (int run = 0; run < 3; ++run) {
+      auto start = Clock::now();
+      result = sim::simulate(schedule, grid, check.analysis, cluster, linear(gpus), sim::GpuProfile{}, sim::SimOptions{});
+      times.push_back(since(start));
+    }
+    double seconds = median(times);
+    std::printf("(%d) mesh %s fwd+bwd, P = %d on %d x 8: %.3f s (median of 3), %zu events, %.2f M events/s, "
+                "makespan %.1f ms, target %.1f s\n",
+                gpus == 256 ? 2 : 3, schedule.variant.c_str(), gpus, gpus / 8, seconds, result.events,
+                static_cast<double>(result.events) / seconds / 1e6, result.makespan_s * 1e3, target_s);
+  }
+  return 0;
+}

@@ -1,0 +1,23 @@
+#pragma once
+// `tessera simulate`: one schedule (or one standalone collective) through the event-driven
+// simulator, with its timeline, link figures and outputs.
+#include "commands.hpp"
+#include "problem_flags.hpp"
+
+namespace tessera::cli {
+
+struct SimulateFlags {
+  std::string fidelity = "flow";
+  std::string gpu = "h100";
+  std::string calibration;
+  std::string trace;      // Chrome trace JSON file
+  std::string ops_csv;
+  std::string links_csv;
+  std::string collective; // standalone collective instead of a schedule
+  std::string size = "1G";
+};
+
+int run_simulate(const ProblemFlags& problem, const ScheduleFlags& schedule, const HardwareFlags& hardware,
+                 const NetworkFlags& network, const SimulateFlags& simulate, const CommonFlags& common);
+
+}  // namespace tessera::cli

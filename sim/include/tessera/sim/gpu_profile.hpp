@@ -1,0 +1,39 @@
+#pragma once
+// GPU compute model: block time = FLOPs / (peak x efficiency(block)) + launch overhead, with
+// efficiency rising with block size (small blocks cannot fill the GPU); merges are memory
+// bound (bytes / HBM bandwidth). Profiles hold vendor peak figures; a calibration file written
+// by the backend (`tessera calibrate`) replaces them with measured ones.
+#include <string>
+#include <vector>
+
+#include "tessera/core/problem.hpp"
+
+namespace tessera::sim {
+
+struct GpuProfile {
+  std::string name = "h100";
+  double peak_flops_per_s_16bit = 989e12;  // dense bf16/fp16 tensor-core peak
+  double peak_flops_per_s_fp32 = 494e12;   // TF32 tensor-core peak (fp32 inputs)
+  double hbm_bytes_per_s = 3.35e12;
+  double max_efficiency = 0.7;             // fraction of peak a large attention block reaches
+  double half_efficiency_tokens = 256;     // block side (sqrt(rows x cols)) at half of max_efficiency
+  double launch_overhead_s = 5e-6;         // per block kernel
+
+  double peak_flops_per_s(DType dtype) const {
+    return dtype == DType::fp32 ? peak_flops_per_s_fp32 : peak_flops_per_s_16bit;
+  }
+  // Efficiency of a block of `query_tokens` x `key_tokens`.
+  double efficiency(double query_tokens, double key_tokens) const;
+};
+
+// "h100" (H100 SXM: 989 TFLOP/s bf16 dense, 3.35 TB/s), "h200" (989 TFLOP/s, 4.8 TB/s),
+// "a100" (A100 SXM 80 GB: 312 TFLOP/s, 2.04 TB/s) — vendor data sheets.
+std::vector<GpuProfile> gpu_profiles();
+GpuProfile gpu_profile(const std::string& name);  // UserError listing the known ones
+
+// A calibration JSON: {"gpu": "h100", "peak_flops_per_s_16bit": ..., "max_efficiency": ...,
+// "half_efficiency_tokens": ..., "launch_overhead_s": ..., "hbm_bytes_per_s": ...}; fields
+// present replace the profile's. Errors name the file and the field.
+GpuProfile read_calibration(const std::string& path);
+
+}  // namespace tessera::sim

@@ -1,0 +1,64 @@
+#pragma once
+// The event-driven simulator: executes a checked schedule over a topology. Each op starts when
+// its dependencies are done (its stream's previous op among them); compute ops take the GPU
+// model's time; a send and its recv start one transfer when both are ready, routed over the
+// topology; collectives start every transfer of their algorithm at once. Deterministic: events
+// are ordered by time, then by insertion.
+//
+// Fidelity levels, same outputs:
+//  - flow:       transfers are flows sharing link bandwidth max-min fairly (flow_network.hpp),
+//                then the route latency (latency-last);
+//  - alpha-beta: every transfer takes route latency + bytes / narrowest link, no sharing.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tessera/core/block_grid.hpp"
+#include "tessera/core/schedule.hpp"
+#include "tessera/costmodel/analysis.hpp"
+#include "tessera/sim/gpu_profile.hpp"
+#include "tessera/topologies/topology.hpp"
+
+namespace tessera::sim {
+
+enum class Fidelity { flow, alpha_beta };
+Fidelity parse_fidelity(const std::string& text);  // UserError
+std::string to_string(Fidelity fidelity);
+
+struct SimOptions {
+  Fidelity fidelity = Fidelity::flow;
+  double message_overhead_s = 0;  // added to every transfer (software / launch cost)
+};
+
+struct GpuTimes {
+  double compute_s = 0;       // busy time of compute and merge ops
+  double communication_s = 0; // time with at least one of its transfers in flight
+  double exposed_wait_s = 0;  // finish - compute: when the GPU is not computing
+  double finish_s = 0;
+};
+
+struct LinkStats {
+  double bytes = 0;
+  double busy_s = 0;
+  double utilization = 0;  // bytes / (capacity x makespan)
+};
+
+struct SimResult {
+  double makespan_s = 0;
+  std::vector<double> op_start_s, op_finish_s;
+  std::vector<GpuTimes> gpus;
+  std::vector<LinkStats> resources;  // per topology resource (link direction or shared cable)
+  std::vector<uint32_t> critical_path;  // op indices, first to last
+  size_t transfers = 0;
+  size_t events = 0;
+};
+
+// `placement[rank]` is the topology GPU of each schedule rank.
+SimResult simulate(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis,
+                   const topo::Topology& topology, const std::vector<int32_t>& placement, const GpuProfile& gpu,
+                   const SimOptions& options);
+
+// Seconds a compute or merge op takes on `gpu`.
+double op_compute_s(const Schedule& schedule, const BlockGrid& grid, const Op& op, const GpuProfile& gpu);
+
+}  // namespace tessera::sim

@@ -1,0 +1,120 @@
+#include "tessera/sim/trace.hpp"
+
+#include <algorithm>
+
+namespace tessera::sim {
+
+using nlohmann::json;
+
+namespace {
+std::string op_name(const Schedule& schedule, const Op& op) {
+  switch (op.kind) {
+    case OpKind::compute:
+      return std::string(op.pass == Pass::forward ? "fwd " : "bwd ") + std::to_string(op.count) +
+             (op.count == 1 ? " block" : " blocks");
+    case OpKind::send: return "send to " + std::to_string(op.peer);
+    case OpKind::recv: return "recv from " + std::to_string(op.peer);
+    case OpKind::merge: return "merge";
+    case OpKind::collective: return to_string(schedule.collectives[static_cast<size_t>(op.peer)].kind);
+  }
+  return "?";
+}
+
+std::string link_name(const topo::Topology& topology, size_t resource) {
+  // The first edge using this resource names it.
+  for (const auto& edge : topology.edges) {
+    const auto& info = topology.graph[edge];
+    if (static_cast<size_t>(info.resource) == resource)
+      return topology.graph[boost::source(edge, topology.graph)].name + "->" +
+             topology.graph[boost::target(edge, topology.graph)].name;
+  }
+  return "resource" + std::to_string(resource);
+}
+}  // namespace
+
+void write_chrome_trace(std::ostream& out, const Schedule& schedule, const SimResult& result) {
+  json events = json::array();
+  for (int32_t gpu = 0; gpu < schedule.gpus; ++gpu) {
+    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", gpu}, {"tid", 0},
+                      {"args", {{"name", "GPU " + std::to_string(gpu)}}}});
+    for (size_t stream = 0; stream < schedule.stream_names.size(); ++stream)
+      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", gpu}, {"tid", stream},
+                        {"args", {{"name", schedule.stream_names[stream]}}}});
+  }
+  for (size_t index = 0; index < schedule.ops.size(); ++index) {
+    const Op& op = schedule.ops[index];
+    const double start_us = result.op_start_s[index] * 1e6;
+    json args = {{"op", index}, {"pass", to_string(op.pass)}};
+    if (op.kind == OpKind::send || op.kind == OpKind::recv) args["peer"] = op.peer;
+    events.push_back({{"name", op_name(schedule, op)},
+                      {"cat", to_string(op.kind)},
+                      {"ph", "X"},
+                      {"ts", start_us},
+                      {"dur", std::max(0.0, result.op_finish_s[index] * 1e6 - start_us)},
+                      {"pid", op.gpu},
+                      {"tid", op.stream},
+                      {"args", args}});
+  }
+  out << json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << "\n";
+}
+
+void write_ops_csv(std::ostream& out, const Schedule& schedule, const SimResult& result) {
+  out << "op,gpu,stream,kind,pass,peer,blocks_or_items,start_s,finish_s,duration_s\n";
+  for (size_t index = 0; index < schedule.ops.size(); ++index) {
+    const Op& op = schedule.ops[index];
+    out << index << "," << op.gpu << "," << schedule.stream_names[static_cast<size_t>(op.stream)] << ","
+        << to_string(op.kind) << "," << to_string(op.pass) << "," << op.peer << "," << op.count << ","
+        << result.op_start_s[index] << "," << result.op_finish_s[index] << ","
+        << result.op_finish_s[index] - result.op_start_s[index] << "\n";
+  }
+}
+
+void write_links_csv(std::ostream& out, const topo::Topology& topology, const SimResult& result) {
+  out << "resource,link,capacity_bytes_per_s,bytes,busy_s,utilization\n";
+  for (size_t r = 0; r < result.resources.size(); ++r) {
+    const LinkStats& stats = result.resources[r];
+    out << r << "," << link_name(topology, r) << "," << topology.resource_bytes_per_s[r] << "," << stats.bytes << ","
+        << stats.busy_s << "," << stats.utilization << "\n";
+  }
+}
+
+json simulation_summary_json(const Schedule& schedule, const topo::Topology& topology, const SimResult& result,
+                             bool per_gpu) {
+  json out;
+  out["schedule"] = schedule.name();
+  out["topology"] = topology.name;
+  out["makespan_s"] = result.makespan_s;
+  double compute_max = 0, communication_max = 0, wait_max = 0;
+  for (const auto& gpu : result.gpus) {
+    compute_max = std::max(compute_max, gpu.compute_s);
+    communication_max = std::max(communication_max, gpu.communication_s);
+    wait_max = std::max(wait_max, gpu.exposed_wait_s);
+  }
+  out["compute_s_max"] = compute_max;
+  out["communication_s_max"] = communication_max;
+  out["exposed_wait_s_max"] = wait_max;
+  size_t busiest = 0;
+  for (size_t r = 0; r < result.resources.size(); ++r)
+    if (result.resources[r].bytes > result.resources[busiest].bytes) busiest = r;
+  if (!result.resources.empty()) {
+    out["busiest_link"] = link_name(topology, busiest);
+    out["busiest_link_bytes"] = result.resources[busiest].bytes;
+    out["busiest_link_utilization"] = result.resources[busiest].utilization;
+  }
+  out["transfers"] = result.transfers;
+  out["events"] = result.events;
+  out["critical_path_ops"] = result.critical_path.size();
+  if (per_gpu) {
+    json gpus = json::array();
+    for (size_t g = 0; g < result.gpus.size(); ++g)
+      gpus.push_back({{"gpu", g},
+                      {"compute_s", result.gpus[g].compute_s},
+                      {"communication_s", result.gpus[g].communication_s},
+                      {"exposed_wait_s", result.gpus[g].exposed_wait_s},
+                      {"finish_s", result.gpus[g].finish_s}});
+    out["per_gpu"] = gpus;
+  }
+  return out;
+}
+
+}  // namespace tessera::sim

@@ -1,0 +1,158 @@
+// The simulator against closed forms: max-min sharing (research/simulators.md 4.3), the ring
+// all-reduce time 2(N-1)/N S/B, a latency-only chain, a compute-bound schedule, and the two
+// fidelity levels agreeing where no link is shared.
+#include <catch2/catch.hpp>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tessera/costmodel/checker.hpp"
+#include "tessera/costmodel/generators.hpp"
+#include "tessera/sim/collective_sim.hpp"
+#include "tessera/sim/flow_network.hpp"
+#include "tessera/sim/trace.hpp"
+#include "tessera/topologies/builders.hpp"
+
+using namespace tessera;
+
+TEST_CASE("max-min sharing: the three-flow example", "[sim][maxmin]") {
+  // L1 = 1 GB/s, L2 = 2 GB/s; a on (L1, L2), b on L1, c on L2, 1 GB each. L1 is the
+  // bottleneck at 0.5 GB/s for a and b; c gets 1.5 GB/s and ends at 2/3 s; a and b at 2 s.
+  sim::FlowNetwork network({1e9, 2e9});
+  const int32_t both[] = {0, 1}, first[] = {0}, second[] = {1};
+  int32_t a = network.start(both, 1e9, 0), b = network.start(first, 1e9, 0), c = network.start(second, 1e9, 0);
+  CHECK(network.rate(a) == Approx(0.5e9));
+  CHECK(network.rate(b) == Approx(0.5e9));
+  CHECK(network.rate(c) == Approx(1.5e9));
+  auto [t1, f1] = network.next_completion();
+  CHECK(f1 == c);
+  CHECK(t1 == Approx(2.0 / 3.0).epsilon(1e-12));
+  network.finish(f1, t1);
+  // a is still held to 0.5 GB/s by L1, so nothing changes for a and b.
+  auto [t2, f2] = network.next_completion();
+  CHECK(t2 == Approx(2.0).epsilon(1e-12));
+  network.finish(f2, t2);
+  auto [t3, f3] = network.next_completion();
+  CHECK(t3 == Approx(2.0).epsilon(1e-12));
+  CHECK((f2 == a || f3 == a));
+  network.finish(f3, t3);
+  CHECK(network.next_completion().second == -1);
+  CHECK(network.carried_bytes()[0] == Approx(2e9));
+  CHECK(network.carried_bytes()[1] == Approx(2e9));
+}
+
+TEST_CASE("ring all-reduce takes 2(N-1)/N S/B", "[sim][collective]") {
+  const double bytes = 1e9, bandwidth = 50e9;
+  for (int32_t ranks : {8, 64, 256, 1024}) {
+    topo::Topology ring = topo::build_ring(ranks, bandwidth, 0, false);
+    std::vector<int32_t> placement(static_cast<size_t>(ranks));
+    for (int32_t rank = 0; rank < ranks; ++rank) placement[static_cast<size_t>(rank)] = rank;
+    auto result = sim::simulate_collective(sim::CollectiveAlgorithm::all_reduce, bytes, ring, placement, sim::Fidelity::flow);
+    double expected = 2.0 * (ranks - 1) / ranks * bytes / bandwidth;
+    INFO("N = " << ranks);
+    CHECK(std::abs(result.makespan_s - expected) / expected <= 1e-9);
+    CHECK(result.flows == static_cast<size_t>(2 * (ranks - 1) * ranks));
+    CHECK(result.busbw_bytes_per_s == Approx(bandwidth).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("a latency-only chain adds the hop latencies", "[sim][latency]") {
+  // Rank 0 on GPU 0, rank 1 on GPU 3 of a unidirectional ring: 3 hops of 1 us, 1 byte.
+  topo::Topology ring = topo::build_ring(4, 1e9, 1e-6, false);
+  auto result = sim::simulate_collective(sim::CollectiveAlgorithm::send_recv, 1, ring, {0, 3}, sim::Fidelity::flow);
+  CHECK(result.makespan_s == Approx(3e-6 + 1.0 / 1e9).epsilon(1e-12));
+  auto alpha_beta = sim::simulate_collective(sim::CollectiveAlgorithm::send_recv, 1, ring, {0, 3}, sim::Fidelity::alpha_beta);
+  CHECK(alpha_beta.makespan_s == Approx(3e-6 + 1.0 / 1e9).epsilon(1e-12));
+}
+
+namespace {
+struct Simulated {
+  Schedule schedule;
+  sim::SimResult result;
+};
+
+Simulated run(const std::string& algorithm, const Problem& problem, int32_t gpus, const topo::Topology& topology,
+              sim::Fidelity fidelity, const sim::GpuProfile& gpu = sim::GpuProfile{}) {
+  GeneratorOptions options;
+  options.gpus = gpus;
+  options.layout = Layout::contiguous;
+  Schedule schedule = generate_schedule(algorithm, problem, options);
+  BlockGrid grid(problem, Layout::contiguous, gpus);
+  CheckResult check = check_schedule(schedule, grid);
+  REQUIRE(check.ok());
+  std::vector<int32_t> placement(static_cast<size_t>(gpus));
+  for (int32_t rank = 0; rank < gpus; ++rank) placement[static_cast<size_t>(rank)] = rank;
+  sim::SimOptions options_sim;
+  options_sim.fidelity = fidelity;
+  auto result = sim::simulate(schedule, grid, check.analysis, topology, placement, gpu, options_sim);
+  return {std::move(schedule), std::move(result)};
+}
+
+Problem full_forward(int64_t seq_len) {
+  Problem problem;
+  problem.seq_len = seq_len;
+  problem.heads = 8;
+  problem.kv_heads = 8;
+  problem.head_dim = 64;
+  problem.head_dim_v = 64;
+  problem.mask.kind = MaskKind::full;
+  problem.pass = Pass::forward;
+  return problem;
+}
+}  // namespace
+
+TEST_CASE("a compute-bound schedule's makespan is its compute", "[sim][compute]") {
+  // One GPU: 4 N^2 d H FLOPs at peak x efficiency(N, N), plus one kernel launch.
+  const int64_t seq = 8192;
+  sim::GpuProfile gpu;
+  auto simulated = run("ring", full_forward(seq), 1, topo::build_switch(1, 1e9, 0), sim::Fidelity::flow, gpu);
+  double efficiency = gpu.max_efficiency * seq / (seq + gpu.half_efficiency_tokens);
+  double expected = 4.0 * seq * seq * 64 * 8 / (gpu.peak_flops_per_s_16bit * efficiency) + gpu.launch_overhead_s;
+  CHECK(simulated.result.makespan_s == Approx(expected).epsilon(1e-12));
+}
+
+TEST_CASE("flow and alpha-beta fidelity agree where no link is shared", "[sim][fidelity]") {
+  // A forward ring on a bidirectional ring topology: each step every GPU sends one message to
+  // its neighbour over its own link, so no two transfers ever share a link.
+  Problem problem = full_forward(1 << 14);
+  topo::Topology ring = topo::build_ring(8, 25e9, 2e-6, true);
+  auto flow = run("ring", problem, 8, ring, sim::Fidelity::flow);
+  auto alpha_beta = run("ring", problem, 8, ring, sim::Fidelity::alpha_beta);
+  CHECK(flow.result.makespan_s == Approx(alpha_beta.result.makespan_s).epsilon(1e-12));
+  for (size_t index = 0; index < flow.schedule.ops.size(); ++index)
+    CHECK(flow.result.op_finish_s[index] == Approx(alpha_beta.result.op_finish_s[index]).epsilon(1e-12));
+}
+
+TEST_CASE("transfers sharing a link share its bandwidth", "[sim][maxmin]") {
+  // All-to-all of 3 ranks through one switch: every uplink and every downlink carries two
+  // flows of S/3, so each runs at half the link rate (alpha-beta ignores the sharing).
+  topo::Topology star = topo::build_switch(3, 1e9, 0);
+  auto result = sim::simulate_collective(sim::CollectiveAlgorithm::all_to_all, 3e9, star, {0, 1, 2}, sim::Fidelity::flow);
+  CHECK(result.makespan_s == Approx(2.0).epsilon(1e-12));
+  auto alpha_beta = sim::simulate_collective(sim::CollectiveAlgorithm::all_to_all, 3e9, star, {0, 1, 2},
+                                             sim::Fidelity::alpha_beta);
+  CHECK(alpha_beta.makespan_s == Approx(1.0).epsilon(1e-12));
+}
+
+TEST_CASE("the Chrome trace parses and every event is well formed", "[sim][trace]") {
+  Problem problem = full_forward(4096);
+  problem.pass = Pass::both;
+  auto simulated = run("mesh", problem, 4, topo::build_switch(4, 50e9, 1e-6), sim::Fidelity::flow);
+  std::stringstream text;
+  sim::write_chrome_trace(text, simulated.schedule, simulated.result);
+  auto trace = nlohmann::json::parse(text.str());
+  REQUIRE(trace["traceEvents"].is_array());
+  size_t complete_events = 0;
+  for (const auto& event : trace["traceEvents"]) {
+    REQUIRE(event.contains("ph"));
+    REQUIRE(event.contains("pid"));
+    REQUIRE(event.contains("name"));
+    if (event["ph"] == "X") {
+      ++complete_events;
+      CHECK(event["ts"].get<double>() >= 0);
+      CHECK(event["dur"].get<double>() >= 0);
+      CHECK(event["ts"].get<double>() + event["dur"].get<double>() <= simulated.result.makespan_s * 1e6 * (1 + 1e-12));
+    }
+  }
+  CHECK(complete_events == simulated.schedule.ops.size());
+}
