@@ -1,6 +1,7 @@
 #include "tessera/sim/simulator.hpp"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <queue>
 
@@ -18,19 +19,29 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 struct Event {
   double time_s;
   uint64_t sequence;
-  int32_t transfer;  // the transfer whose data arrives now
+  int32_t task;
+  bool data_done;  // alpha-beta: the data phase ended, the latency follows
   bool operator>(const Event& other) const {
     return time_s != other.time_s ? time_s > other.time_s : sequence > other.sequence;
   }
 };
 
-// One transfer in flight: a send/recv pair, or all the flows of a collective.
+// One transfer in flight: a send/recv pair, or a whole collective.
 struct Transfer {
-  std::vector<uint32_t> ops;  // ops that complete when it arrives
-  int32_t flows_left = 0;
-  double latency_s = 0;       // longest route latency among its flows
+  std::vector<uint32_t> ops;  // ops that complete when its last task arrives
+  int32_t tasks_left = 0;
   double started_s = 0;
-  std::vector<int32_t> gpus;  // endpoints, for communication time
+};
+
+// One point-to-point piece of a transfer: a message, or one step of a collective algorithm.
+struct Task {
+  int32_t transfer = 0;
+  int32_t src = 0;  // ranks
+  int32_t dst = 0;
+  double bytes = 0;
+  int32_t waiting = 0;             // tasks it waits for
+  std::array<int32_t, 2> then{-1, -1};  // tasks waiting for it
+  double latency_s = 0;
 };
 
 }  // namespace
@@ -95,7 +106,6 @@ SimResult simulate(const Schedule& schedule, const BlockGrid& grid, const Schedu
   FlowNetwork network(capacity);
   std::vector<double> alpha_beta_bytes(capacity.size(), 0), alpha_beta_busy(capacity.size(), 0);
   std::vector<Transfer> transfers;
-  std::vector<int32_t> flow_transfer;  // flow id -> transfer
   std::priority_queue<Event, std::vector<Event>, std::greater<>> arrivals;
   uint64_t sequence = 0;
   std::vector<uint8_t> posted(op_count, 0);
@@ -118,9 +128,12 @@ SimResult simulate(const Schedule& schedule, const BlockGrid& grid, const Schedu
     for (const auto& item : items) total += item_bytes(schedule, grid, item);
     return static_cast<double>(total);
   };
-  auto add_flow = [&](int32_t transfer_id, int32_t src_rank, int32_t dst_rank, double bytes) {
-    Transfer& transfer = transfers[static_cast<size_t>(transfer_id)];
-    const int32_t src = placement[static_cast<size_t>(src_rank)], dst = placement[static_cast<size_t>(dst_rank)];
+  std::vector<Task> tasks;
+  std::vector<int32_t> flow_task;  // flow id -> task
+  // Starts a task's data movement now: a flow (flow fidelity) or a timed data phase.
+  auto launch_task = [&](int32_t task_id) {
+    Task& task = tasks[static_cast<size_t>(task_id)];
+    const int32_t src = placement[static_cast<size_t>(task.src)], dst = placement[static_cast<size_t>(task.dst)];
     resources.clear();
     double latency_s = options.message_overhead_s, narrowest = kInfinity;
     for (int32_t edge : router.route(src, dst)) {
@@ -129,21 +142,24 @@ SimResult simulate(const Schedule& schedule, const BlockGrid& grid, const Schedu
       latency_s += link.latency_s;
       narrowest = std::min(narrowest, topology.resource_bytes_per_s[static_cast<size_t>(link.resource)]);
     }
-    transfer.latency_s = std::max(transfer.latency_s, latency_s);
-    ++transfer.flows_left;
+    task.latency_s = latency_s;
     if (options.fidelity == Fidelity::flow) {
-      int32_t flow = network.start(resources, bytes, now_s);
-      if (static_cast<size_t>(flow) >= flow_transfer.size()) flow_transfer.resize(static_cast<size_t>(flow) + 1);
-      flow_transfer[static_cast<size_t>(flow)] = transfer_id;
+      int32_t flow = network.start(resources, task.bytes, now_s);
+      if (static_cast<size_t>(flow) >= flow_task.size()) flow_task.resize(static_cast<size_t>(flow) + 1);
+      flow_task[static_cast<size_t>(flow)] = task_id;
     } else {
-      double seconds = resources.empty() ? 0 : bytes / narrowest;
+      double seconds = resources.empty() ? 0 : task.bytes / narrowest;
       for (int32_t resource : resources) {
-        alpha_beta_bytes[static_cast<size_t>(resource)] += bytes;
+        alpha_beta_bytes[static_cast<size_t>(resource)] += task.bytes;
         alpha_beta_busy[static_cast<size_t>(resource)] += seconds;
       }
-      // The flow's data phase ends at now + seconds; the transfer arrives after its latency.
-      arrivals.push({now_s + seconds, sequence++, -1 - transfer_id});
+      arrivals.push({now_s + seconds, sequence++, task_id, true});
     }
+  };
+  auto add_task = [&](int32_t transfer_id, int32_t src_rank, int32_t dst_rank, double bytes) {
+    tasks.push_back(Task{transfer_id, src_rank, dst_rank, bytes, 0, {-1, -1}, 0});
+    ++transfers[static_cast<size_t>(transfer_id)].tasks_left;
+    return static_cast<int32_t>(tasks.size() - 1);
   };
   auto start_transfer = [&](std::vector<uint32_t> ops) {
     auto id = static_cast<int32_t>(transfers.size());
@@ -169,9 +185,45 @@ SimResult simulate(const Schedule& schedule, const BlockGrid& grid, const Schedu
       complete_op(op);
     }
   };
-  auto flow_data_done = [&](int32_t transfer_id) {
-    Transfer& transfer = transfers[static_cast<size_t>(transfer_id)];
-    if (--transfer.flows_left == 0) arrivals.push({now_s + transfer.latency_s, sequence++, transfer_id});
+  // A task's data has arrived (after its latency): release the tasks waiting for it.
+  auto task_arrived = [&](int32_t task_id) {
+    const Task task = tasks[static_cast<size_t>(task_id)];
+    result.gpus[static_cast<size_t>(task.dst)].received_bytes += task.bytes;
+    for (int32_t next : task.then)
+      if (next >= 0 && --tasks[static_cast<size_t>(next)].waiting == 0) launch_task(next);
+    if (--transfers[static_cast<size_t>(task.transfer)].tasks_left == 0) arrive(task.transfer);
+  };
+  // Ring algorithm of an all-gather or reduce-scatter over the members in order: k - 1 steps;
+  // at each step every member passes one piece to the next, once it has its own previous
+  // step done and the piece from its predecessor. Piece sizes come from the transfers.
+  auto ring_collective = [&](int32_t transfer_id, const Collective& collective) {
+    const auto k = static_cast<int32_t>(collective.members.size());
+    std::vector<double> piece(static_cast<size_t>(k), 0);  // all-gather: by source; reduce-scatter: by destination
+    for (const auto& transfer : collective.transfers) {
+      auto it = std::find(collective.members.begin(), collective.members.end(),
+                          collective.kind == CollectiveKind::all_gather ? transfer.src : transfer.dst);
+      auto& size = piece[static_cast<size_t>(it - collective.members.begin())];
+      size = std::max(size, bytes_of(schedule.items_of(transfer)));
+    }
+    const auto first = static_cast<int32_t>(tasks.size());
+    auto task_at = [&](int32_t step, int32_t member) { return first + step * k + member; };
+    for (int32_t step = 0; step + 1 < k; ++step)
+      for (int32_t member = 0; member < k; ++member) {
+        // All-gather: forward the piece that started at member - step. Reduce-scatter: pass on
+        // the running sum destined for member - step - 1, which arrives there at the last step.
+        int32_t owner = collective.kind == CollectiveKind::all_gather ? (member - step + k) % k
+                                                                      : (member - step - 1 + 2 * k) % k;
+        add_task(transfer_id, collective.members[static_cast<size_t>(member)],
+                 collective.members[static_cast<size_t>((member + 1) % k)], piece[static_cast<size_t>(owner)]);
+      }
+    for (int32_t step = 1; step + 1 < k; ++step)
+      for (int32_t member = 0; member < k; ++member) {
+        Task& task = tasks[static_cast<size_t>(task_at(step, member))];
+        task.waiting = 2;
+        tasks[static_cast<size_t>(task_at(step - 1, member))].then[0] = task_at(step, member);
+        tasks[static_cast<size_t>(task_at(step - 1, (member - 1 + k) % k))].then[1] = task_at(step, member);
+      }
+    for (int32_t member = 0; member < k && k > 1; ++member) launch_task(task_at(0, member));
   };
   auto launch = [&](uint32_t index) {
     const Op& op = schedule.ops[index];
@@ -192,17 +244,25 @@ SimResult simulate(const Schedule& schedule, const BlockGrid& grid, const Schedu
         uint32_t send = op.kind == OpKind::send ? index : partner;
         uint32_t recv = op.kind == OpKind::send ? partner : index;
         int32_t id = start_transfer({send, recv});
-        add_flow(id, schedule.ops[send].gpu, schedule.ops[recv].gpu, bytes_of(schedule.items_of(schedule.ops[send])));
+        launch_task(add_task(id, schedule.ops[send].gpu, schedule.ops[recv].gpu,
+                             bytes_of(schedule.items_of(schedule.ops[send]))));
         break;
       }
       case OpKind::collective: {
         auto c = static_cast<size_t>(op.peer);
         if (++arrived[c] < analysis.collective_ops[c].size()) break;
-        // Direct algorithm: every transfer of the collective is its own concurrent flow.
+        const Collective& collective = schedule.collectives[c];
         int32_t id = start_transfer(analysis.collective_ops[c]);
-        for (const auto& piece : schedule.collectives[c].transfers)
-          add_flow(id, piece.src, piece.dst, bytes_of(schedule.items_of(piece)));
-        if (transfers[static_cast<size_t>(id)].flows_left == 0) arrivals.push({now_s, sequence++, id});
+        if (collective.kind == CollectiveKind::all_gather || collective.kind == CollectiveKind::reduce_scatter) {
+          ring_collective(id, collective);
+        } else {
+          // All-to-all and permutations: direct, every transfer its own concurrent flow.
+          const auto first = tasks.size();
+          for (const auto& piece : collective.transfers)
+            add_task(id, piece.src, piece.dst, bytes_of(schedule.items_of(piece)));
+          for (size_t task = first; task < tasks.size(); ++task) launch_task(static_cast<int32_t>(task));
+        }
+        if (transfers[static_cast<size_t>(id)].tasks_left == 0) arrive(id);
         break;
       }
     }
@@ -231,14 +291,15 @@ SimResult simulate(const Schedule& schedule, const BlockGrid& grid, const Schedu
     } else if (arrival_time == next_s) {
       Event event = arrivals.top();
       arrivals.pop();
-      if (event.transfer < 0) {
-        flow_data_done(-1 - event.transfer);  // alpha-beta: the data phase ended
+      if (event.data_done) {
+        arrivals.push({now_s + tasks[static_cast<size_t>(event.task)].latency_s, sequence++, event.task, false});
       } else {
-        arrive(event.transfer);
+        task_arrived(event.task);
       }
     } else {
       network.finish(flow, now_s);
-      flow_data_done(flow_transfer[static_cast<size_t>(flow)]);
+      int32_t task = flow_task[static_cast<size_t>(flow)];
+      arrivals.push({now_s + tasks[static_cast<size_t>(task)].latency_s, sequence++, task, false});
     }
   }
   (void)completed;
@@ -247,13 +308,22 @@ SimResult simulate(const Schedule& schedule, const BlockGrid& grid, const Schedu
       throw std::runtime_error("simulation stalled at " + schedule.describe(schedule.ops[index]) +
                                " (the schedule should have been checked first)");
 
-  result.transfers = transfers.size();
+  result.transfers = tasks.size();
   for (size_t index = 0; index < op_count; ++index) {
     GpuTimes& times = result.gpus[static_cast<size_t>(schedule.ops[index].gpu)];
     times.finish_s = std::max(times.finish_s, result.op_finish_s[index]);
     result.makespan_s = std::max(result.makespan_s, result.op_finish_s[index]);
   }
   for (auto& times : result.gpus) times.exposed_wait_s = std::max(0.0, times.finish_s - times.compute_s);
+  for (int32_t rank = 0; rank < schedule.gpus; ++rank) {
+    GpuTimes& times = result.gpus[static_cast<size_t>(rank)];
+    double ingress_bytes_per_s = 0;
+    const auto vertex = topology.gpu_vertices[static_cast<size_t>(placement[static_cast<size_t>(rank)])];
+    for (auto [edge, end] = boost::in_edges(vertex, topology.graph); edge != end; ++edge)
+      ingress_bytes_per_s += topology.graph[*edge].bytes_per_s;
+    times.receive_bound_s = ingress_bytes_per_s > 0 ? times.received_bytes / ingress_bytes_per_s : 0;
+    result.lower_bound_s = std::max({result.lower_bound_s, times.compute_s, times.receive_bound_s});
+  }
   result.resources.assign(capacity.size(), LinkStats{});
   for (size_t r = 0; r < capacity.size(); ++r) {
     LinkStats& stats = result.resources[r];

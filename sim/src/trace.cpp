@@ -101,6 +101,8 @@ json simulation_summary_json(const Schedule& schedule, const topo::Topology& top
     out["busiest_link_bytes"] = result.resources[busiest].bytes;
     out["busiest_link_utilization"] = result.resources[busiest].utilization;
   }
+  out["lower_bound_s"] = result.lower_bound_s;
+  out["makespan_over_lower_bound"] = result.lower_bound_s > 0 ? result.makespan_s / result.lower_bound_s : 0;
   out["transfers"] = result.transfers;
   out["events"] = result.events;
   out["critical_path_ops"] = result.critical_path.size();
@@ -111,6 +113,7 @@ json simulation_summary_json(const Schedule& schedule, const topo::Topology& top
                       {"compute_s", result.gpus[g].compute_s},
                       {"communication_s", result.gpus[g].communication_s},
                       {"exposed_wait_s", result.gpus[g].exposed_wait_s},
+                      {"received_bytes", result.gpus[g].received_bytes},
                       {"finish_s", result.gpus[g].finish_s}});
     out["per_gpu"] = gpus;
   }

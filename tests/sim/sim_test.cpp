@@ -156,3 +156,21 @@ TEST_CASE("the Chrome trace parses and every event is well formed", "[sim][trace
   }
   CHECK(complete_events == simulated.schedule.ops.size());
 }
+
+TEST_CASE("a schedule's all-gather runs the ring algorithm", "[sim][collective]") {
+  // Llama-3 all-gather of K/V over P GPUs on a switch with no latency: P - 1 ring steps, each
+  // moving one K/V chunk (N/P tokens x G heads x (d + d_v) x 2 bytes) at the link bandwidth.
+  const int32_t gpus = 8;
+  const double bandwidth = 10e9;
+  Problem problem = full_forward(8192);
+  auto simulated = run("all-gather", problem, gpus, topo::build_switch(gpus, bandwidth, 0), sim::Fidelity::flow);
+  const double chunk_bytes = 1024.0 * 8 * (64 + 64) * 2;
+  for (size_t index = 0; index < simulated.schedule.ops.size(); ++index) {
+    if (simulated.schedule.ops[index].kind != OpKind::collective) continue;
+    CHECK(simulated.result.op_finish_s[index] - simulated.result.op_start_s[index] ==
+          Approx((gpus - 1) * chunk_bytes / bandwidth).epsilon(1e-12));
+  }
+  // Every GPU received the other seven chunks, so the bound is at least their time in.
+  CHECK(simulated.result.gpus[0].received_bytes == Approx(7 * chunk_bytes));
+  CHECK(simulated.result.makespan_s >= simulated.result.lower_bound_s);
+}

@@ -35,6 +35,9 @@ struct GpuTimes {
   double communication_s = 0; // time with at least one of its transfers in flight
   double exposed_wait_s = 0;  // finish - compute: when the GPU is not computing
   double finish_s = 0;
+  double received_bytes = 0;
+  // The least time its incoming bytes need through all the links into it at full speed.
+  double receive_bound_s = 0;
 };
 
 struct LinkStats {
@@ -49,6 +52,9 @@ struct SimResult {
   std::vector<GpuTimes> gpus;
   std::vector<LinkStats> resources;  // per topology resource (link direction or shared cable)
   std::vector<uint32_t> critical_path;  // op indices, first to last
+  // Schedule quality: no schedule can beat the busiest GPU's compute, nor the time its
+  // incoming bytes need at the full bandwidth of its links.
+  double lower_bound_s = 0;
   size_t transfers = 0;
   size_t events = 0;
 };
