@@ -70,6 +70,9 @@ int main(int argc, char** argv) {
   simulation->add_option("--collective", simulate.collective,
                          "simulate a standalone all-reduce, all-gather, reduce-scatter, all-to-all or send-recv");
   simulation->add_option("--size", simulate.size, "collective size in bytes (1G, 256M, ...)")->capture_default_str();
+  simulation->add_option("--chunk", simulate.chunk, "send point-to-point messages in chunks of this size (e.g. 4M)");
+  simulation->add_option("--overhead-us", simulate.overhead_us, "software overhead per message, microseconds")
+      ->capture_default_str();
   simulation->add_flag("--json", common.json, "print one JSON object");
   simulation->add_flag("--per-gpu", common.per_gpu, "with --json: add per-GPU figures");
 

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "tessera/core/error.hpp"
 #include "tessera/topologies/builders.hpp"
 #include "tessera/topologies/description.hpp"
 
@@ -12,6 +13,9 @@ CheckedSchedule generate_checked(const std::string& algorithm, const Problem& pr
   checked.schedule = generate_schedule(algorithm, problem, options);
   checked.grid = std::make_unique<BlockGrid>(checked.schedule.problem, checked.schedule.layout, checked.schedule.chunks());
   CheckResult check = check_schedule(checked.schedule, *checked.grid);
+  // An invalid schedule from a file is bad input; from a generator it is a bug.
+  if (!check.ok() && algorithm == "file")
+    throw UserError(options.input_path + ": invalid schedule: " + check.violation);
   if (!check.ok()) throw std::runtime_error("schedule '" + checked.schedule.name() + "' is invalid: " + check.violation);
   checked.analysis = std::move(check.analysis);
   return checked;

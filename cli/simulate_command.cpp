@@ -87,6 +87,16 @@ int run_simulate(const ProblemFlags& problem_flags, const ScheduleFlags& schedul
   sim::GpuProfile gpu = flags.calibration.empty() ? sim::gpu_profile(flags.gpu) : sim::read_calibration(flags.calibration);
   sim::SimOptions sim_options;
   sim_options.fidelity = sim::parse_fidelity(flags.fidelity);
+  if (flags.overhead_us < 0) throw UserError("--overhead-us: must not be negative");
+  sim_options.message_overhead_s = flags.overhead_us * 1e-6;
+  if (!flags.chunk.empty()) {
+    try {
+      sim_options.chunk_bytes = static_cast<double>(parse_count(flags.chunk));
+    } catch (const UserError& error) {
+      throw UserError(std::string("--chunk: ") + error.what());
+    }
+    if (sim_options.chunk_bytes <= 0) throw UserError("--chunk: must be positive");
+  }
   CheckedSchedule checked = generate_checked(schedule_flags.algorithm, problem, options);
   const Schedule& schedule = checked.schedule;
   NetworkChoice network = make_network(network_flags, schedule.gpus);

@@ -15,6 +15,8 @@ struct SimulateFlags {
   std::string links_csv;
   std::string collective; // standalone collective instead of a schedule
   std::string size = "1G";
+  std::string chunk;        // chunk size of point-to-point messages ("" = whole messages)
+  double overhead_us = 0;   // per-message software overhead
 };
 
 int run_simulate(const ProblemFlags& problem, const ScheduleFlags& schedule, const HardwareFlags& hardware,

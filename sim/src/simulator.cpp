@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 #include <queue>
 
@@ -244,8 +245,27 @@ SimResult simulate(const Schedule& schedule, const BlockGrid& grid, const Schedu
         uint32_t send = op.kind == OpKind::send ? index : partner;
         uint32_t recv = op.kind == OpKind::send ? partner : index;
         int32_t id = start_transfer({send, recv});
-        launch_task(add_task(id, schedule.ops[send].gpu, schedule.ops[recv].gpu,
-                             bytes_of(schedule.items_of(schedule.ops[send]))));
+        const double bytes = bytes_of(schedule.items_of(schedule.ops[send]));
+        const int32_t src = schedule.ops[send].gpu, dst = schedule.ops[recv].gpu;
+        if (options.chunk_bytes <= 0 || bytes <= options.chunk_bytes) {
+          launch_task(add_task(id, src, dst, bytes));
+          break;
+        }
+        // Chunks in sequence: each waits for the one before it.
+        const auto chunks = static_cast<int64_t>(std::ceil(bytes / options.chunk_bytes));
+        int32_t previous = -1, first = -1;
+        for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+          double size = std::min(options.chunk_bytes, bytes - static_cast<double>(chunk) * options.chunk_bytes);
+          int32_t task = add_task(id, src, dst, size);
+          if (previous >= 0) {
+            tasks[static_cast<size_t>(previous)].then[0] = task;
+            tasks[static_cast<size_t>(task)].waiting = 1;
+          } else {
+            first = task;
+          }
+          previous = task;
+        }
+        launch_task(first);
         break;
       }
       case OpKind::collective: {

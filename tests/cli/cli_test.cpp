@@ -136,3 +136,50 @@ TEST_CASE("bad input gives one clear line and exit code 2", "[cli]") {
     CHECK(run.err.find(entry[1]) != std::string::npos);
   }
 }
+
+TEST_CASE("tessera topo lists presets and shows one as JSON", "[cli][topo]") {
+  Run list = tessera("topo list");
+  REQUIRE(list.exit_code == 0);
+  CHECK(list.out.find("h100-ib") != std::string::npos);
+  Run show = tessera("topo show torus-4x4 --json");
+  REQUIRE(show.exit_code == 0);
+  auto json = nlohmann::json::parse(show.out);
+  for (const char* key : {"gpus", "switches", "links", "diameter_hops", "bisection_bytes_per_s"}) CHECK(json.contains(key));
+  CHECK(json["gpus"] == 16);
+  CHECK(json["diameter_hops"] == 4);  // 2 + 2 on a 4 x 4 torus
+  Run dot = tessera("topo dot ring-4");
+  CHECK(dot.exit_code == 0);
+  CHECK(dot.out.find("digraph") != std::string::npos);
+}
+
+TEST_CASE("bad topology files exit with code 2 and name the line", "[cli][topo]") {
+  std::ofstream("cli_test_bad_topology.yaml") << "builder: ring\ngpus: 4\nbandwidth_gbps: -5\nlatency_us: 1\n";
+  Run run = tessera("topo check cli_test_bad_topology.yaml");
+  CHECK(run.exit_code == 2);
+  CHECK(lines(run.err) == 1);
+  CHECK(run.err.find("cli_test_bad_topology.yaml:") != std::string::npos);
+}
+
+TEST_CASE("tessera cost on a topology reports link figures", "[cli][topo]") {
+  Run run = tessera("cost --algo mesh --tile 4x4 --gpus 16 --seq 64K --topology h100-ib:2 --json");
+  REQUIRE(run.exit_code == 0);
+  auto json = nlohmann::json::parse(run.out);
+  REQUIRE(json.contains("network"));
+  CHECK(json["network"]["busiest_link_bytes"].get<double>() > 0);
+}
+
+TEST_CASE("tessera simulate runs a schedule and a standalone collective", "[cli][sim]") {
+  Run run = tessera("simulate --algo ring --gpus 8 --seq 64K --trace cli_test_trace.json --json");
+  REQUIRE(run.exit_code == 0);
+  auto json = nlohmann::json::parse(run.out);
+  CHECK(json["makespan_s"].get<double>() > 0);
+  auto trace = nlohmann::json::parse(slurp("cli_test_trace.json"));
+  CHECK(trace["traceEvents"].is_array());
+  // Ring all-reduce of 1 GB on 8 ranks of a unidirectional ring: 2 (7/8) S / B, B = 50 GB/s.
+  Run collective = tessera("simulate --collective all-reduce --size 1G --gpus 8 --topology ring-8 --json");
+  REQUIRE(collective.exit_code == 0);
+  auto result = nlohmann::json::parse(collective.out);
+  for (const char* key : {"makespan_s", "algbw_bytes_per_s", "busbw_bytes_per_s"}) CHECK(result.contains(key));
+  CHECK(tessera("simulate --gpus 8").exit_code == 2);  // neither --algo nor --collective
+  CHECK(tessera("simulate --algo ring --fidelity psychic").exit_code == 2);
+}

@@ -174,3 +174,29 @@ TEST_CASE("a schedule's all-gather runs the ring algorithm", "[sim][collective]"
   CHECK(simulated.result.gpus[0].received_bytes == Approx(7 * chunk_bytes));
   CHECK(simulated.result.makespan_s >= simulated.result.lower_bound_s);
 }
+
+TEST_CASE("chunked messages pay latency per chunk", "[sim][chunks]") {
+  // A 2-GPU forward ring sends one K/V chunk; split into 4 chunks on a 1-hop-latency path it
+  // takes 4 (alpha + c / B) instead of alpha + 4c / B: 3 alpha more.
+  Problem problem = full_forward(2048);
+  topo::Topology pair = topo::build_ring(2, 10e9, 1e-3, true);
+  GeneratorOptions options;
+  options.gpus = 2;
+  options.layout = Layout::contiguous;
+  Schedule schedule = generate_schedule("ring", problem, options);
+  BlockGrid grid(problem, Layout::contiguous, 2);
+  CheckResult check = check_schedule(schedule, grid);
+  REQUIRE(check.ok());
+  const double message_bytes = 1024.0 * 8 * 128 * 2;
+  sim::SimOptions whole, chunked;
+  chunked.chunk_bytes = message_bytes / 4;
+  auto a = sim::simulate(schedule, grid, check.analysis, pair, {0, 1}, sim::GpuProfile{}, whole);
+  auto b = sim::simulate(schedule, grid, check.analysis, pair, {0, 1}, sim::GpuProfile{}, chunked);
+  for (size_t index = 0; index < schedule.ops.size(); ++index) {
+    if (schedule.ops[index].kind != OpKind::recv) continue;
+    double whole_s = a.op_finish_s[index] - a.op_start_s[index];
+    double chunked_s = b.op_finish_s[index] - b.op_start_s[index];
+    CHECK(whole_s == Approx(1e-3 + message_bytes / 10e9).epsilon(1e-12));
+    CHECK(chunked_s == Approx(4e-3 + message_bytes / 10e9).epsilon(1e-12));
+  }
+}
