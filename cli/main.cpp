@@ -69,6 +69,8 @@ int main(int argc, char** argv) {
   simulation->add_option("--links-csv", simulate.links_csv, "write one CSV row per link");
   simulation->add_option("--collective", simulate.collective,
                          "simulate a standalone all-reduce, all-gather, reduce-scatter, all-to-all or send-recv");
+  simulation->add_option("--algorithm", simulate.algorithm, "all-reduce algorithm: ring or tree (pipelined binary tree)")
+      ->capture_default_str();
   simulation->add_option("--size", simulate.size, "collective size in bytes (1G, 256M, ...)")->capture_default_str();
   simulation->add_option("--chunk", simulate.chunk, "send point-to-point messages in chunks of this size (e.g. 4M)");
   simulation->add_option("--overhead-us", simulate.overhead_us, "software overhead per message, microseconds")

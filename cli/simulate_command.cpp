@@ -48,12 +48,15 @@ int run_collective(const ProblemFlags& problem_flags, const HardwareFlags& hardw
                     " GPUs");
   std::vector<int32_t> placement(static_cast<size_t>(gpus));
   for (int32_t rank = 0; rank < gpus; ++rank) placement[static_cast<size_t>(rank)] = rank;
+  if (flags.algorithm != "ring" && flags.algorithm != "tree")
+    throw UserError("--algorithm: '" + flags.algorithm + "' is not one of ring, tree");
+  const auto shape = flags.algorithm == "tree" ? sim::AllReduceShape::tree : sim::AllReduceShape::ring;
   const auto started = std::chrono::steady_clock::now();
   sim::CollectiveResult result =
-      sim::simulate_collective(collective, bytes, topology, placement, sim::parse_fidelity(flags.fidelity));
+      sim::simulate_collective(collective, bytes, topology, placement, sim::parse_fidelity(flags.fidelity), shape);
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (common.json) {
-    std::cout << json{{"collective", sim::to_string(collective)}, {"size_bytes", bytes}, {"ranks", gpus},
+    std::cout << json{{"collective", sim::to_string(collective)}, {"algorithm", flags.algorithm}, {"size_bytes", bytes}, {"ranks", gpus},
                       {"topology", topology.name}, {"fidelity", flags.fidelity}, {"makespan_s", result.makespan_s},
                       {"algbw_bytes_per_s", result.algbw_bytes_per_s}, {"busbw_bytes_per_s", result.busbw_bytes_per_s},
                       {"flows", result.flows}, {"events", result.events}, {"wall_s", wall_s}}

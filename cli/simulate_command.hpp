@@ -15,6 +15,7 @@ struct SimulateFlags {
   std::string links_csv;
   std::string collective; // standalone collective instead of a schedule
   std::string size = "1G";
+  std::string algorithm = "ring";  // all-reduce: ring or tree
   std::string chunk;        // chunk size of point-to-point messages ("" = whole messages)
   double overhead_us = 0;   // per-message software overhead
 };

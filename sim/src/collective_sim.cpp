@@ -22,6 +22,37 @@ struct Task {
   std::vector<int32_t> waits_for;
 };
 
+// Pipelined binary tree all-reduce: rank i's parent is (i - 1) / 2. Chunk k goes up from i
+// once i has chunk k from all its children (and sent chunk k - 1); the root's reduced chunk k
+// comes down the same edges, each rank forwarding it after receiving it.
+std::vector<Task> expand_tree(int32_t ranks, double bytes, int32_t chunks) {
+  std::vector<Task> tasks;
+  const double piece = bytes / chunks;
+  auto up = [&](int32_t chunk, int32_t rank) { return chunk * (ranks - 1) + (rank - 1); };
+  auto down = [&](int32_t chunk, int32_t rank) { return chunks * (ranks - 1) + chunk * (ranks - 1) + (rank - 1); };
+  tasks.resize(static_cast<size_t>(2 * chunks * (ranks - 1)));
+  for (int32_t chunk = 0; chunk < chunks; ++chunk) {
+    for (int32_t rank = 1; rank < ranks; ++rank) {
+      const int32_t parent = (rank - 1) / 2;
+      Task& rise = tasks[static_cast<size_t>(up(chunk, rank))];
+      rise = Task{rank, parent, piece, {}};
+      for (int32_t child : {2 * rank + 1, 2 * rank + 2})
+        if (child < ranks) rise.waits_for.push_back(up(chunk, child));
+      if (chunk > 0) rise.waits_for.push_back(up(chunk - 1, rank));
+      Task& fall = tasks[static_cast<size_t>(down(chunk, rank))];
+      fall = Task{parent, rank, piece, {}};
+      if (parent == 0) {
+        for (int32_t child : {1, 2})
+          if (child < ranks) fall.waits_for.push_back(up(chunk, child));  // the root has the sum
+      } else {
+        fall.waits_for.push_back(down(chunk, parent));
+      }
+      if (chunk > 0) fall.waits_for.push_back(down(chunk - 1, rank));
+    }
+  }
+  return tasks;
+}
+
 std::vector<Task> expand(CollectiveAlgorithm collective, int32_t ranks, double bytes) {
   std::vector<Task> tasks;
   if (collective == CollectiveAlgorithm::send_recv) {
@@ -74,10 +105,15 @@ std::string to_string(CollectiveAlgorithm collective) {
 }
 
 CollectiveResult simulate_collective(CollectiveAlgorithm collective, double bytes, const topo::Topology& topology,
-                                     const std::vector<int32_t>& placement, Fidelity fidelity) {
+                                     const std::vector<int32_t>& placement, Fidelity fidelity, AllReduceShape shape,
+                                     int32_t tree_chunks) {
   const auto ranks = static_cast<int32_t>(placement.size());
   if (!(bytes > 0)) throw UserError("--size must be positive");
-  std::vector<Task> tasks = expand(collective, ranks, bytes);
+  if (tree_chunks < 1) throw UserError("tree chunks must be at least 1");
+  if (shape == AllReduceShape::tree && collective != CollectiveAlgorithm::all_reduce)
+    throw UserError("the tree algorithm is for all-reduce only");
+  std::vector<Task> tasks = shape == AllReduceShape::tree && ranks > 1 ? expand_tree(ranks, bytes, tree_chunks)
+                                                                       : expand(collective, ranks, bytes);
   // Dependents per task, and how many tasks each waits for.
   std::vector<int32_t> waiting(tasks.size());
   std::vector<std::vector<int32_t>> dependents(tasks.size());

@@ -200,3 +200,21 @@ TEST_CASE("chunked messages pay latency per chunk", "[sim][chunks]") {
     CHECK(chunked_s == Approx(4e-3 + message_bytes / 10e9).epsilon(1e-12));
   }
 }
+
+TEST_CASE("a pipelined tree all-reduce on a switch", "[sim][collective]") {
+  // 3 ranks (root 0, children 1 and 2) on a non-blocking switch, no latency, c chunks of S/c.
+  // Up: both children send chunk k to the root at once (two different uplinks, one downlink
+  // into the root shared: each at B/2), so each up-step takes (S/c)/(B/2). Down: the root
+  // sends chunk k to both children through its one uplink, again B/2 each. The phases overlap
+  // only across different links: up uses child uplinks + root downlink, down uses root uplink +
+  // child downlinks, so chunk k can go down while chunk k+1 goes up: c up-steps, then one more
+  // down-step: (c + 1) (S/c) / (B/2).
+  const double bytes = 1e9, bandwidth = 1e9;
+  const int32_t chunks = 4;
+  topo::Topology star = topo::build_switch(3, bandwidth, 0);
+  auto result = sim::simulate_collective(sim::CollectiveAlgorithm::all_reduce, bytes, star, {0, 1, 2},
+                                         sim::Fidelity::flow, sim::AllReduceShape::tree, chunks);
+  CHECK(result.makespan_s == Approx((chunks + 1) * (bytes / chunks) / (bandwidth / 2)).epsilon(1e-12));
+  CHECK_THROWS(sim::simulate_collective(sim::CollectiveAlgorithm::all_gather, bytes, star, {0, 1, 2},
+                                        sim::Fidelity::flow, sim::AllReduceShape::tree));
+}

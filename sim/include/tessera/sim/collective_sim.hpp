@@ -6,7 +6,9 @@
 //  - all-to-all: direct, every rank sends S/N to every other rank at once;
 //  - send-recv: one flow of S bytes from rank 0 to rank 1.
 // Step k of a rank waits for its own step k-1 and for the data of step k-1 from its ring
-// predecessor, as in NCCL's ring.
+// predecessor, as in NCCL's ring. All-reduce can also run as a pipelined binary tree
+// (reduce up, broadcast down, the message cut into `tree_chunks` pieces that follow each other
+// through the tree), the shape of NCCL's tree algorithm with one tree instead of two.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,7 +31,10 @@ struct CollectiveResult {
 
 // `bytes`: all-reduce the vector per rank; all-gather the gathered output; reduce-scatter the
 // input; all-to-all the send buffer per rank; send-recv the message.
+enum class AllReduceShape { ring, tree };
+
 CollectiveResult simulate_collective(CollectiveAlgorithm collective, double bytes, const topo::Topology& topology,
-                                     const std::vector<int32_t>& placement, Fidelity fidelity);
+                                     const std::vector<int32_t>& placement, Fidelity fidelity,
+                                     AllReduceShape shape = AllReduceShape::ring, int32_t tree_chunks = 8);
 
 }  // namespace tessera::sim
