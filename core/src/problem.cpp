@@ -76,6 +76,9 @@ void Problem::validate() const {
   positive(kv_heads, "kv-heads");
   positive(head_dim, "head-dim");
   positive(head_dim_v, "head-dim-v");
+  // Pair counts are 64-bit: N^2 must fit, so N stops at 2^31 tokens (2.1 billion).
+  if (seq_len > (int64_t{1} << 31))
+    throw UserError("sequence length " + std::to_string(seq_len) + " is above the supported 2^31 tokens");
   if (heads % kv_heads != 0)
     throw UserError("heads (" + std::to_string(heads) + ") must be a multiple of kv-heads (" +
                     std::to_string(kv_heads) + ")");
