@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <deque>
 #include <limits>
-#include <tuple>
 
 #include "tessera/costmodel/op_data.hpp"
 
@@ -94,40 +93,42 @@ std::string describe_items(const Schedule& schedule, const Op& op) {
 
 std::string match_transfers(const Schedule& schedule, ScheduleAnalysis& analysis) {
   // The k-th send from s to d pairs with the k-th recv on d from s: sort both by (s, d, program order).
-  std::vector<std::tuple<int32_t, int32_t, uint32_t>> sends, recvs;
+  using Entry = std::pair<uint64_t, uint32_t>;  // (s << 32 | d, op)
+  auto pair_key = [](int32_t src, int32_t dst) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(src)) << 32) | static_cast<uint32_t>(dst);
+  };
+  std::vector<Entry> sends, recvs;
   for (uint32_t index = 0; index < schedule.ops.size(); ++index) {
     const Op& op = schedule.ops[index];
-    if (op.kind == OpKind::send) sends.emplace_back(op.gpu, op.peer, index);
-    if (op.kind == OpKind::recv) recvs.emplace_back(op.peer, op.gpu, index);
+    if (op.kind == OpKind::send) sends.emplace_back(pair_key(op.gpu, op.peer), index);
+    if (op.kind == OpKind::recv) recvs.emplace_back(pair_key(op.peer, op.gpu), index);
   }
   std::sort(sends.begin(), sends.end());
   std::sort(recvs.begin(), recvs.end());
   size_t s = 0, r = 0;
   while (s < sends.size() || r < recvs.size()) {
     bool have_send = s < sends.size(), have_recv = r < recvs.size();
-    if (have_send && have_recv && std::get<0>(sends[s]) == std::get<0>(recvs[r]) &&
-        std::get<1>(sends[s]) == std::get<1>(recvs[r])) {
-      const Op& send = schedule.ops[std::get<2>(sends[s])];
-      const Op& recv = schedule.ops[std::get<2>(recvs[r])];
+    if (have_send && have_recv && sends[s].first == recvs[r].first) {
+      const Op& send = schedule.ops[sends[s].second];
+      const Op& recv = schedule.ops[recvs[r].second];
       auto sent = schedule.items_of(send);
       auto received = schedule.items_of(recv);
       if (!std::equal(sent.begin(), sent.end(), received.begin(), received.end()))
         return "mismatched transfer: " + schedule.describe(recv) + " is matched with " + schedule.describe(send) +
                ", which carries different data (" + describe_items(schedule, send) + ")";
-      analysis.partner[std::get<2>(sends[s])] = static_cast<int32_t>(std::get<2>(recvs[r]));
-      analysis.partner[std::get<2>(recvs[r])] = static_cast<int32_t>(std::get<2>(sends[s]));
+      analysis.partner[sends[s].second] = static_cast<int32_t>(recvs[r].second);
+      analysis.partner[recvs[r].second] = static_cast<int32_t>(sends[s].second);
       ++s;
       ++r;
       continue;
     }
-    bool send_first = have_send && (!have_recv || std::make_pair(std::get<0>(sends[s]), std::get<1>(sends[s])) <
-                                                     std::make_pair(std::get<0>(recvs[r]), std::get<1>(recvs[r])));
+    bool send_first = have_send && (!have_recv || sends[s].first < recvs[r].first);
     if (send_first) {
-      const Op& send = schedule.ops[std::get<2>(sends[s])];
+      const Op& send = schedule.ops[sends[s].second];
       return "unmatched send: " + schedule.describe(send) + " has no matching recv on GPU " +
              std::to_string(send.peer) + " from GPU " + std::to_string(send.gpu);
     }
-    const Op& recv = schedule.ops[std::get<2>(recvs[r])];
+    const Op& recv = schedule.ops[recvs[r].second];
     return "unmatched recv: " + schedule.describe(recv) + " has no matching send from GPU " +
            std::to_string(recv.peer) + " to GPU " + std::to_string(recv.gpu);
   }

@@ -1,16 +1,26 @@
 #include "tessera/costmodel/op_data.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace tessera {
 
 namespace {
-// Sorted by the packed key: one integer comparison instead of a member-wise one.
+DataItem from_key(uint64_t key) {
+  return DataItem{static_cast<DataKind>(key >> 56), static_cast<int32_t>((key >> 32) & 0xFFFFFF),
+                  static_cast<int32_t>(key & 0xFFFFFFFF)};
+}
+
+// Sorted as packed integer keys: plain integer comparisons, the hot path of every analysis.
 void sort_unique(std::vector<DataItem>& items) {
   if (items.size() < 2) return;
-  std::sort(items.begin(), items.end(), [](const DataItem& x, const DataItem& y) { return x.key() < y.key(); });
-  items.erase(std::unique(items.begin(), items.end(), [](const DataItem& x, const DataItem& y) { return x.key() == y.key(); }),
-              items.end());
+  thread_local std::vector<uint64_t> keys;
+  keys.clear();
+  for (const auto& item : items) keys.push_back(item.key());
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  items.clear();
+  for (uint64_t key : keys) items.push_back(from_key(key));
 }
 }  // namespace
 
