@@ -92,6 +92,8 @@ int run_simulate(const ProblemFlags& problem_flags, const ScheduleFlags& schedul
   sim_options.fidelity = sim::parse_fidelity(flags.fidelity);
   if (flags.overhead_us < 0) throw UserError("--overhead-us: must not be negative");
   sim_options.message_overhead_s = flags.overhead_us * 1e-6;
+  if (flags.channels < 0) throw UserError("--channels: must not be negative");
+  sim_options.channels = flags.channels;
   if (!flags.chunk.empty()) {
     try {
       sim_options.chunk_bytes = static_cast<double>(parse_count(flags.chunk));

@@ -18,6 +18,7 @@ struct SimulateFlags {
   std::string algorithm = "ring";  // all-reduce: ring or tree
   std::string chunk;        // chunk size of point-to-point messages ("" = whole messages)
   double overhead_us = 0;   // per-message software overhead
+  int channels = 0;         // communication channels per GPU (0: unlimited)
 };
 
 int run_simulate(const ProblemFlags& problem, const ScheduleFlags& schedule, const HardwareFlags& hardware,

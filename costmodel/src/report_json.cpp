@@ -32,6 +32,9 @@ json cost_report_to_json(const Schedule& schedule, const CostReport& report, boo
   out["head_groups"] = schedule.head_groups;
   out["problem"] = problem_to_json(schedule.problem);
   out["recv_bytes_max"] = report.recv_bytes_max;
+  int64_t received_total = 0;
+  for (const auto& gpu : report.gpus) received_total += gpu.received_total();
+  out["recv_bytes_total"] = received_total;
   json by_kind = json::object();
   for (int kind = 0; kind < kDataKindCount; ++kind)
     by_kind[to_string(static_cast<DataKind>(kind))] = report.recv_bytes_mean_by_kind[static_cast<size_t>(kind)];

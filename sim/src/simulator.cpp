@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <deque>
+#include <functional>
 #include <limits>
 #include <queue>
 
@@ -132,8 +134,45 @@ SimResult simulate(const Schedule& schedule, const BlockGrid& grid, const Schedu
   std::vector<Task> tasks;
   std::vector<int32_t> flow_task;  // flow id -> task
   // Starts a task's data movement now: a flow (flow fidelity) or a timed data phase.
-  auto launch_task = [&](int32_t task_id) {
+  // Communication channels per GPU: a task needs a free sending channel at its source and a
+  // free receiving one at its destination while its data moves (never while it waits, so
+  // the limit cannot deadlock); otherwise it queues at its source.
+  std::vector<int32_t> sending(static_cast<size_t>(schedule.gpus), 0), receiving(sending);
+  std::vector<std::deque<int32_t>> queued(static_cast<size_t>(schedule.gpus));
+  auto has_channel = [&](const Task& task) {
+    return options.channels <= 0 || (sending[static_cast<size_t>(task.src)] < options.channels &&
+                                     receiving[static_cast<size_t>(task.dst)] < options.channels);
+  };
+  std::function<void(int32_t)> launch_task;
+  auto request_task = [&](int32_t task_id) {
+    const Task& task = tasks[static_cast<size_t>(task_id)];
+    if (!has_channel(task)) {
+      queued[static_cast<size_t>(task.src)].push_back(task_id);
+      return;
+    }
+    launch_task(task_id);
+  };
+  auto release_channels = [&](int32_t task_id) {
+    if (options.channels <= 0) return;
+    const Task& task = tasks[static_cast<size_t>(task_id)];
+    --sending[static_cast<size_t>(task.src)];
+    --receiving[static_cast<size_t>(task.dst)];
+    // A queued task may wait on either end, so every queue's head is looked at (in GPU
+    // order, for determinism); the limit is opt-in and meant for moderate GPU counts.
+    for (auto& queue : queued) {
+      while (!queue.empty() && has_channel(tasks[static_cast<size_t>(queue.front())])) {
+        int32_t next = queue.front();
+        queue.pop_front();
+        launch_task(next);
+      }
+    }
+  };
+  launch_task = [&](int32_t task_id) {
     Task& task = tasks[static_cast<size_t>(task_id)];
+    if (options.channels > 0) {
+      ++sending[static_cast<size_t>(task.src)];
+      ++receiving[static_cast<size_t>(task.dst)];
+    }
     const int32_t src = placement[static_cast<size_t>(task.src)], dst = placement[static_cast<size_t>(task.dst)];
     resources.clear();
     double latency_s = options.message_overhead_s, narrowest = kInfinity;
@@ -191,7 +230,7 @@ SimResult simulate(const Schedule& schedule, const BlockGrid& grid, const Schedu
     const Task task = tasks[static_cast<size_t>(task_id)];
     result.gpus[static_cast<size_t>(task.dst)].received_bytes += task.bytes;
     for (int32_t next : task.then)
-      if (next >= 0 && --tasks[static_cast<size_t>(next)].waiting == 0) launch_task(next);
+      if (next >= 0 && --tasks[static_cast<size_t>(next)].waiting == 0) request_task(next);
     if (--transfers[static_cast<size_t>(task.transfer)].tasks_left == 0) arrive(task.transfer);
   };
   // Ring algorithm of an all-gather or reduce-scatter over the members in order: k - 1 steps;
@@ -224,7 +263,7 @@ SimResult simulate(const Schedule& schedule, const BlockGrid& grid, const Schedu
         tasks[static_cast<size_t>(task_at(step - 1, member))].then[0] = task_at(step, member);
         tasks[static_cast<size_t>(task_at(step - 1, (member - 1 + k) % k))].then[1] = task_at(step, member);
       }
-    for (int32_t member = 0; member < k && k > 1; ++member) launch_task(task_at(0, member));
+    for (int32_t member = 0; member < k && k > 1; ++member) request_task(task_at(0, member));
   };
   auto launch = [&](uint32_t index) {
     const Op& op = schedule.ops[index];
@@ -248,7 +287,7 @@ SimResult simulate(const Schedule& schedule, const BlockGrid& grid, const Schedu
         const double bytes = bytes_of(schedule.items_of(schedule.ops[send]));
         const int32_t src = schedule.ops[send].gpu, dst = schedule.ops[recv].gpu;
         if (options.chunk_bytes <= 0 || bytes <= options.chunk_bytes) {
-          launch_task(add_task(id, src, dst, bytes));
+          request_task(add_task(id, src, dst, bytes));
           break;
         }
         // Chunks in sequence: each waits for the one before it.
@@ -265,7 +304,7 @@ SimResult simulate(const Schedule& schedule, const BlockGrid& grid, const Schedu
           }
           previous = task;
         }
-        launch_task(first);
+        request_task(first);
         break;
       }
       case OpKind::collective: {
@@ -280,7 +319,7 @@ SimResult simulate(const Schedule& schedule, const BlockGrid& grid, const Schedu
           const auto first = tasks.size();
           for (const auto& piece : collective.transfers)
             add_task(id, piece.src, piece.dst, bytes_of(schedule.items_of(piece)));
-          for (size_t task = first; task < tasks.size(); ++task) launch_task(static_cast<int32_t>(task));
+          for (size_t task = first; task < tasks.size(); ++task) request_task(static_cast<int32_t>(task));
         }
         if (transfers[static_cast<size_t>(id)].tasks_left == 0) arrive(id);
         break;
@@ -312,6 +351,7 @@ SimResult simulate(const Schedule& schedule, const BlockGrid& grid, const Schedu
       Event event = arrivals.top();
       arrivals.pop();
       if (event.data_done) {
+        release_channels(event.task);
         arrivals.push({now_s + tasks[static_cast<size_t>(event.task)].latency_s, sequence++, event.task, false});
       } else {
         task_arrived(event.task);
@@ -319,6 +359,7 @@ SimResult simulate(const Schedule& schedule, const BlockGrid& grid, const Schedu
     } else {
       network.finish(flow, now_s);
       int32_t task = flow_task[static_cast<size_t>(flow)];
+      release_channels(task);
       arrivals.push({now_s + tasks[static_cast<size_t>(task)].latency_s, sequence++, task, false});
     }
   }

@@ -106,6 +106,20 @@ json simulation_summary_json(const Schedule& schedule, const topo::Topology& top
   out["transfers"] = result.transfers;
   out["events"] = result.events;
   out["critical_path_ops"] = result.critical_path.size();
+  // The critical path itself: what the makespan is made of, op by op.
+  json path = json::array();
+  double compute_on_path_s = 0, other_on_path_s = 0;
+  for (uint32_t index : result.critical_path) {
+    const Op& op = schedule.ops[index];
+    double seconds = result.op_finish_s[index] - result.op_start_s[index];
+    (op.kind == OpKind::compute || op.kind == OpKind::merge ? compute_on_path_s : other_on_path_s) += seconds;
+    if (path.size() < 1000)
+      path.push_back({{"op", index}, {"gpu", op.gpu}, {"kind", to_string(op.kind)}, {"name", op_name(schedule, op)},
+                      {"start_s", result.op_start_s[index]}, {"finish_s", result.op_finish_s[index]}});
+  }
+  out["critical_path_compute_s"] = compute_on_path_s;
+  out["critical_path_communication_s"] = other_on_path_s;
+  out["critical_path"] = path;
   if (per_gpu) {
     json gpus = json::array();
     for (size_t g = 0; g < result.gpus.size(); ++g)

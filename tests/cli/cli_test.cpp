@@ -183,3 +183,34 @@ TEST_CASE("tessera simulate runs a schedule and a standalone collective", "[cli]
   CHECK(tessera("simulate --gpus 8").exit_code == 2);  // neither --algo nor --collective
   CHECK(tessera("simulate --algo ring --fidelity psychic").exit_code == 2);
 }
+
+TEST_CASE("a deadlocking schedule file is reported, not simulated", "[cli][sim]") {
+  // Two GPUs, each first waits to receive the other's KV and only then sends its own, on one
+  // stream: under rendezvous neither recv can ever complete.
+  nlohmann::json schedule = {
+      {"format", "tessera-schedule"}, {"version", 1}, {"algorithm", "hand"}, {"variant", ""},
+      {"problem", {{"batch", 1}, {"seq_len", 64}, {"heads", 1}, {"kv_heads", 1}, {"head_dim", 8}, {"head_dim_v", 8},
+                   {"dtype", "bf16"}, {"mask", {{"kind", "full"}}}, {"pass", "forward"}}},
+      {"layout", "contiguous"}, {"gpus", 2}, {"head_groups", 1}, {"streams", {"compute", "comm"}},
+      {"collectives", nlohmann::json::array()},
+      {"ops", nlohmann::json::array()}};
+  for (int gpu = 0; gpu < 2; ++gpu) {
+    int other = 1 - gpu;
+    schedule["ops"].push_back({{"gpu", gpu}, {"stream", 1}, {"op", "recv"}, {"pass", "forward"}, {"peer", other},
+                               {"items", {{"KV", 0, other}}}});
+    schedule["ops"].push_back({{"gpu", gpu}, {"stream", 1}, {"op", "send"}, {"pass", "forward"}, {"peer", other},
+                               {"items", {{"KV", 0, gpu}}}});
+    for (int kv : {gpu, other})
+      schedule["ops"].push_back({{"gpu", gpu}, {"stream", 0}, {"op", "compute"}, {"pass", "forward"},
+                                 {"blocks", {{0, gpu, kv}}}});
+  }
+  std::ofstream("cli_test_deadlock.json") << schedule.dump();
+  Run check = tessera("check cli_test_deadlock.json");
+  CHECK(check.exit_code == 1);
+  CHECK(check.out.find("deadlock") != std::string::npos);
+  Run simulate = tessera("simulate --algo file --input cli_test_deadlock.json --gpus 2 --seq 64");
+  CHECK(simulate.exit_code == 2);
+  CHECK(lines(simulate.err) == 1);
+  CHECK(simulate.err.find("deadlock") != std::string::npos);
+  CHECK(simulate.err.find("waits for") != std::string::npos);
+}

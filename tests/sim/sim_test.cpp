@@ -2,6 +2,7 @@
 // all-reduce time 2(N-1)/N S/B, a latency-only chain, a compute-bound schedule, and the two
 // fidelity levels agreeing where no link is shared.
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 #include "tessera/costmodel/generators.hpp"
 #include "tessera/sim/collective_sim.hpp"
 #include "tessera/sim/flow_network.hpp"
+#include "tessera/sim/gpu_profile.hpp"
 #include "tessera/sim/trace.hpp"
 #include "tessera/topologies/builders.hpp"
 
@@ -217,4 +219,59 @@ TEST_CASE("a pipelined tree all-reduce on a switch", "[sim][collective]") {
   CHECK(result.makespan_s == Approx((chunks + 1) * (bytes / chunks) / (bandwidth / 2)).epsilon(1e-12));
   CHECK_THROWS(sim::simulate_collective(sim::CollectiveAlgorithm::all_gather, bytes, star, {0, 1, 2},
                                         sim::Fidelity::flow, sim::AllReduceShape::tree));
+}
+
+TEST_CASE("one channel per GPU serialises its transfers", "[sim][channels]") {
+  // Ulysses on 3 GPUs through a switch: each all-to-all sends 2 messages of m bytes out of and
+  // into every GPU. Unlimited, each link carries two flows at B/2: 2 m / B. With one channel,
+  // messages wait in FIFO order at their source (0->1, 0->2, 1->0, 1->2, 2->0, 2->1): round 1
+  // runs 0->1 and 1->0 (2->0 waits for GPU 0's receive channel), round 2 runs 0->2 and 2->0,
+  // round 3 runs 1->2 and 2->1: 3 m / B, 1.5 times the unlimited time (head-of-line blocking).
+  topo::Topology star = topo::build_switch(3, 1e9, 0);
+  Problem problem = full_forward(3 * 1024);
+  GeneratorOptions options;
+  options.gpus = 3;
+  options.layout = Layout::contiguous;
+  problem.heads = 3;
+  problem.kv_heads = 3;
+  Schedule schedule = generate_schedule("ulysses", problem, options);
+  BlockGrid grid(problem, Layout::contiguous, 3);
+  CheckResult check = check_schedule(schedule, grid);
+  REQUIRE(check.ok());
+  sim::SimOptions unlimited, one;
+  one.channels = 1;
+  auto a = sim::simulate(schedule, grid, check.analysis, star, {0, 1, 2}, sim::GpuProfile{}, unlimited);
+  auto b = sim::simulate(schedule, grid, check.analysis, star, {0, 1, 2}, sim::GpuProfile{}, one);
+  auto c = sim::simulate(schedule, grid, check.analysis, star, {0, 1, 2}, sim::GpuProfile{}, one);
+  CHECK(b.makespan_s >= a.makespan_s);
+  CHECK(b.makespan_s == c.makespan_s);
+  for (size_t index = 0; index < schedule.ops.size(); ++index)
+    if (schedule.ops[index].kind == OpKind::collective)
+      CHECK(b.op_finish_s[index] - b.op_start_s[index] ==
+            Approx(1.5 * (a.op_finish_s[index] - a.op_start_s[index])).epsilon(1e-9));
+}
+
+TEST_CASE("the simulation is deterministic bit for bit", "[sim]") {
+  Problem problem = full_forward(1 << 14);
+  problem.pass = Pass::both;
+  problem.mask.kind = MaskKind::causal;
+  topo::HierarchicalSpec spec;
+  spec.nodes = 2;
+  spec.gpus_per_node = 4;
+  spec.nics_per_node = 2;
+  topo::Topology cluster = topo::build_hierarchical(spec);
+  auto first = run("mesh", problem, 8, cluster, sim::Fidelity::flow);
+  auto second = run("mesh", problem, 8, cluster, sim::Fidelity::flow);
+  CHECK(first.result.op_finish_s == second.result.op_finish_s);
+  CHECK(first.result.makespan_s == second.result.makespan_s);
+}
+
+TEST_CASE("a calibration file replaces the profile's figures", "[sim][calibration]") {
+  std::ofstream("sim_test_calibration.json") << R"({"gpu": "a100", "max_efficiency": 0.5, "launch_overhead_s": 1e-5})";
+  sim::GpuProfile profile = sim::read_calibration("sim_test_calibration.json");
+  CHECK(profile.max_efficiency == 0.5);
+  CHECK(profile.launch_overhead_s == 1e-5);
+  CHECK(profile.peak_flops_per_s_16bit == 312e12);  // A100 figure kept
+  std::ofstream("sim_test_bad_calibration.json") << R"({"max_efficiency": -1})";
+  CHECK_THROWS_WITH(sim::read_calibration("sim_test_bad_calibration.json"), Catch::Contains("max_efficiency"));
 }

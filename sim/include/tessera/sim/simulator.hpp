@@ -28,6 +28,8 @@ std::string to_string(Fidelity fidelity);
 struct SimOptions {
   Fidelity fidelity = Fidelity::flow;
   double message_overhead_s = 0;  // added to every transfer (software / launch cost)
+  int32_t channels = 0;           // > 0: at most this many transfers move data into, and out of,
+                                  // each GPU at once; later ones queue (FIFO) for a free channel
   double chunk_bytes = 0;         // > 0: point-to-point messages go as chunks of this size, one
                                   // after another, each paying latency and overhead
 };
