@@ -1,0 +1,451 @@
+#include "tessera/backend/cpu_executor.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <random>
+#include <unordered_map>
+
+#include "tessera/core/pair_count.hpp"
+
+namespace tessera::backend {
+
+namespace {
+
+constexpr double kMinusInfinity = -std::numeric_limits<double>::infinity();
+
+// Rounds to the dtype's precision (round to nearest even on the mantissa; inputs here are small
+// and normal, so exponent range does not matter).
+double round_to(DType dtype, double value) {
+  int mantissa_bits = dtype == DType::bf16 ? 7 : dtype == DType::fp16 ? 10 : 23;
+  if (value == 0) return 0;
+  int exponent = 0;
+  double fraction = std::frexp(value, &exponent);  // value = fraction * 2^exponent, |fraction| in [0.5, 1)
+  double scale = std::ldexp(1.0, mantissa_bits + 1);
+  return std::ldexp(std::nearbyint(fraction * scale) / scale, exponent);
+}
+
+bool allowed(const Mask& mask, const DocumentBounds& documents, int64_t query, int64_t key) {
+  switch (mask.kind) {
+    case MaskKind::full: return true;
+    case MaskKind::causal: return key <= query;
+    case MaskKind::sliding_window: return key <= query && query - key < mask.window_tokens;
+    case MaskKind::documents: return key <= query && documents.document_of(key) == documents.document_of(query);
+  }
+  return false;
+}
+
+std::vector<int64_t> tokens_of(const BlockGrid& grid, int64_t chunk) {
+  std::vector<int64_t> tokens;
+  for (const auto& part : grid.tokens(chunk).parts)
+    for (int64_t index = 0; index < part.count; ++index) tokens.push_back(part.start + index * part.stride);
+  return tokens;
+}
+
+// Partial sums one rank holds for one chunk: forward O with its LSE, or gradients. Stored
+// over all heads of the sequence (only the head group's heads are ever touched).
+struct Partial {
+  std::vector<float> out, lse;       // [row][head][dv], [row][head]
+  std::vector<float> d_q, d_k, d_v;  // [row][head][d], [row][kv head][d], [row][kv head][dv]
+};
+
+class Executor {
+ public:
+  Executor(const Schedule& schedule, const BlockGrid& grid, AttentionTensors& tensors)
+      : schedule_(schedule), grid_(grid), tensors_(tensors), problem_(schedule.problem) {
+    if (problem_.mask.kind == MaskKind::documents) documents_ = DocumentBounds(problem_.mask.document_lengths);
+    const DType dtype = problem_.dtype;
+    auto rounded = [&](const std::vector<double>& values) {
+      std::vector<float> out(values.size());
+      for (size_t index = 0; index < values.size(); ++index) out[index] = static_cast<float>(round_to(dtype, values[index]));
+      return out;
+    };
+    q_ = rounded(tensors.q);
+    k_ = rounded(tensors.k);
+    v_ = rounded(tensors.v);
+    if (problem_.has_backward()) {
+      d_out_ = rounded(tensors.d_out);
+      // Stats: the forward's LSE and delta = rowsum(dO * O), formed by each owner from its O.
+      const int64_t heads = problem_.heads, dv = problem_.head_dim_v;
+      lse_.assign(static_cast<size_t>(tensors.tokens * heads), 0);
+      delta_.assign(lse_.size(), 0);
+      for (int64_t t = 0; t < tensors.tokens; ++t)
+        for (int64_t h = 0; h < heads; ++h) {
+          lse_[static_cast<size_t>(t * heads + h)] = static_cast<float>(tensors.lse[static_cast<size_t>(t * heads + h)]);
+          double sum = 0;
+          for (int64_t e = 0; e < dv; ++e) {
+            size_t at = static_cast<size_t>((t * heads + h) * dv + e);
+            sum += static_cast<double>(d_out_[at]) * static_cast<float>(tensors.out[at]);
+          }
+          delta_[static_cast<size_t>(t * heads + h)] = static_cast<float>(sum);
+        }
+    }
+    for (int64_t chunk = 0; chunk < grid.chunks(); ++chunk) chunk_tokens_.push_back(tokens_of(grid, chunk));
+  }
+
+  void run(const ScheduleAnalysis& analysis) {
+    std::vector<uint8_t> collective_done(schedule_.collectives.size(), 0);
+    std::vector<std::pair<uint64_t, std::unique_ptr<Partial>>> carried;
+    for (uint32_t index : analysis.order) {
+      const Op& op = schedule_.ops[index];
+      switch (op.kind) {
+        case OpKind::compute:
+          for (const auto& block : schedule_.blocks_of(op)) {
+            if (op.pass == Pass::forward) {
+              forward_block(partial(local_, op.gpu, {DataKind::O, block.head_group, block.q_chunk}), block);
+            } else {
+              backward_block(partial(local_, op.gpu, {DataKind::dQ, block.head_group, block.q_chunk}),
+                             partial(local_, op.gpu, {DataKind::dKV, block.head_group, block.kv_chunk}), block);
+            }
+          }
+          break;
+        case OpKind::send:
+          for (const auto& item : schedule_.items_of(op))
+            if (carries_data(item)) carried.emplace_back(key(op.peer, item), take(op.gpu, item));
+          break;
+        case OpKind::recv:
+          // The matching send was the op just before (rendezvous order): unload its partials.
+          for (auto& [where, value] : carried) fold(inbox_, where, std::move(value));
+          carried.clear();
+          break;
+        case OpKind::collective: {
+          auto c = static_cast<size_t>(op.peer);
+          if (collective_done[c]) break;
+          collective_done[c] = 1;
+          for (const auto& transfer : schedule_.collectives[c].transfers)
+            for (const auto& item : schedule_.items_of(transfer))
+              if (carries_data(item)) fold(inbox_, key(transfer.dst, item), take(transfer.src, item));
+          break;
+        }
+        case OpKind::merge:
+          for (const auto& item : schedule_.items_of(op)) {
+            if (!carries_data(item)) continue;
+            auto it = inbox_.find(key(op.gpu, item));
+            if (it == inbox_.end()) continue;
+            std::unique_ptr<Partial> arrived = std::move(it->second);
+            inbox_.erase(it);
+            fold(local_, key(op.gpu, item), std::move(arrived));
+          }
+          break;
+      }
+    }
+    collect_outputs();
+  }
+
+ private:
+  static bool carries_data(const DataItem& item) {
+    return item.kind == DataKind::O || item.kind == DataKind::dQ || item.kind == DataKind::dKV;
+  }
+  static uint64_t key(int32_t gpu, const DataItem& item) {
+    return (static_cast<uint64_t>(gpu) << 44) | (static_cast<uint64_t>(item.kind) << 40) |
+           (static_cast<uint64_t>(item.head_group) << 24) | static_cast<uint64_t>(item.chunk);
+  }
+  using Store = std::unordered_map<uint64_t, std::unique_ptr<Partial>>;
+
+  Partial& partial(Store& store, int32_t gpu, const DataItem& item) {
+    auto& slot = store[key(gpu, item)];
+    if (!slot) slot = empty_partial(item);
+    return *slot;
+  }
+  std::unique_ptr<Partial> empty_partial(const DataItem& item) const {
+    auto partial = std::make_unique<Partial>();
+    const auto rows = static_cast<size_t>(grid_.chunk_tokens(item.chunk));
+    const auto h = static_cast<size_t>(problem_.heads), g = static_cast<size_t>(problem_.kv_heads);
+    const auto d = static_cast<size_t>(problem_.head_dim), dv = static_cast<size_t>(problem_.head_dim_v);
+    if (item.kind == DataKind::O) {
+      partial->out.assign(rows * h * dv, 0);
+      partial->lse.assign(rows * h, -std::numeric_limits<float>::infinity());
+    } else if (item.kind == DataKind::dQ) {
+      partial->d_q.assign(rows * h * d, 0);
+    } else {
+      partial->d_k.assign(rows * g * d, 0);
+      partial->d_v.assign(rows * g * dv, 0);
+    }
+    return partial;
+  }
+  std::unique_ptr<Partial> take(int32_t gpu, const DataItem& item) {
+    auto it = local_.find(key(gpu, item));
+    if (it == local_.end()) return empty_partial(item);
+    std::unique_ptr<Partial> value = std::move(it->second);
+    local_.erase(it);
+    return value;
+  }
+  // Folds a partial into store[where]: LSE-weighted for outputs, sums for gradients.
+  void fold(Store& store, uint64_t where, std::unique_ptr<Partial> value) {
+    auto& slot = store[where];
+    if (!slot) {
+      slot = std::move(value);
+      return;
+    }
+    Partial& into = *slot;
+    for (size_t index = 0; index < value->d_q.size(); ++index) into.d_q[index] += value->d_q[index];
+    for (size_t index = 0; index < value->d_k.size(); ++index) into.d_k[index] += value->d_k[index];
+    for (size_t index = 0; index < value->d_v.size(); ++index) into.d_v[index] += value->d_v[index];
+    const size_t dv = static_cast<size_t>(problem_.head_dim_v);
+    for (size_t row_head = 0; row_head < value->lse.size(); ++row_head) {
+      float a = into.lse[row_head], b = value->lse[row_head];
+      if (b == -std::numeric_limits<float>::infinity()) continue;
+      float merged = a == -std::numeric_limits<float>::infinity() ? b : std::max(a, b) + std::log1p(std::exp(-std::abs(a - b)));
+      float wa = a == -std::numeric_limits<float>::infinity() ? 0.0f : std::exp(a - merged), wb = std::exp(b - merged);
+      for (size_t e = 0; e < dv; ++e)
+        into.out[row_head * dv + e] = wa * into.out[row_head * dv + e] + wb * value->out[row_head * dv + e];
+      into.lse[row_head] = merged;
+    }
+  }
+
+  // Query heads of a head group, and the key/value head each one reads.
+  std::pair<int64_t, int64_t> heads_of(int32_t head_group) const {
+    const int64_t per_group = problem_.heads / schedule_.head_groups;
+    return {head_group * per_group, (head_group + 1) * per_group};
+  }
+  int64_t kv_head_of(int64_t head) const { return head / (problem_.heads / problem_.kv_heads); }
+  float scale() const { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(problem_.head_dim))); }
+
+  void forward_block(Partial& into, const BlockRef& block) {
+    const auto& queries = chunk_tokens_[static_cast<size_t>(block.q_chunk)];
+    const auto& keys = chunk_tokens_[static_cast<size_t>(block.kv_chunk)];
+    const int64_t H = problem_.heads, G = problem_.kv_heads, d = problem_.head_dim, dv = problem_.head_dim_v;
+    auto [first_head, last_head] = heads_of(block.head_group);
+    std::vector<float> scores(keys.size());
+    std::vector<float> sum(static_cast<size_t>(dv));
+    for (size_t row = 0; row < queries.size(); ++row) {
+      const int64_t t = queries[row];
+      for (int64_t h = first_head; h < last_head; ++h) {
+        const int64_t kvh = kv_head_of(h);
+        float maximum = -std::numeric_limits<float>::infinity();
+        for (size_t col = 0; col < keys.size(); ++col) {
+          if (!allowed(problem_.mask, documents_, t, keys[col])) {
+            scores[col] = -std::numeric_limits<float>::infinity();
+            continue;
+          }
+          float dot = 0;
+          for (int64_t e = 0; e < d; ++e)
+            dot += q_[static_cast<size_t>((t * H + h) * d + e)] * k_[static_cast<size_t>((keys[col] * G + kvh) * d + e)];
+          scores[col] = dot * scale();
+          maximum = std::max(maximum, scores[col]);
+        }
+        if (maximum == -std::numeric_limits<float>::infinity()) continue;  // row fully masked here
+        float total = 0;
+        std::fill(sum.begin(), sum.end(), 0.0f);
+        for (size_t col = 0; col < keys.size(); ++col) {
+          if (scores[col] == -std::numeric_limits<float>::infinity()) continue;
+          float p = std::exp(scores[col] - maximum);
+          total += p;
+          for (int64_t e = 0; e < dv; ++e) sum[static_cast<size_t>(e)] += p * v_[static_cast<size_t>((keys[col] * G + kvh) * dv + e)];
+        }
+        // Merge this block's (O, LSE) into the running partial of the row and head.
+        const size_t row_head = row * static_cast<size_t>(H) + static_cast<size_t>(h);
+        float block_lse = maximum + std::log(total);
+        float a = into.lse[row_head];
+        float merged = a == -std::numeric_limits<float>::infinity() ? block_lse
+                                                                     : std::max(a, block_lse) + std::log1p(std::exp(-std::abs(a - block_lse)));
+        float wa = a == -std::numeric_limits<float>::infinity() ? 0.0f : std::exp(a - merged), wb = std::exp(block_lse - merged);
+        for (int64_t e = 0; e < dv; ++e) {
+          float& o = into.out[row_head * static_cast<size_t>(dv) + static_cast<size_t>(e)];
+          o = wa * o + wb * (sum[static_cast<size_t>(e)] / total);
+        }
+        into.lse[row_head] = merged;
+      }
+    }
+  }
+
+  void backward_block(Partial& dq_into, Partial& dkv_into, const BlockRef& block) {
+    const auto& queries = chunk_tokens_[static_cast<size_t>(block.q_chunk)];
+    const auto& keys = chunk_tokens_[static_cast<size_t>(block.kv_chunk)];
+    const int64_t H = problem_.heads, G = problem_.kv_heads, d = problem_.head_dim, dv = problem_.head_dim_v;
+    auto [first_head, last_head] = heads_of(block.head_group);
+    for (size_t row = 0; row < queries.size(); ++row) {
+      const int64_t t = queries[row];
+      for (int64_t h = first_head; h < last_head; ++h) {
+        const int64_t kvh = kv_head_of(h);
+        const float lse = lse_[static_cast<size_t>(t * H + h)], delta = delta_[static_cast<size_t>(t * H + h)];
+        for (size_t col = 0; col < keys.size(); ++col) {
+          const int64_t s = keys[col];
+          if (!allowed(problem_.mask, documents_, t, s)) continue;
+          float dot = 0;
+          for (int64_t e = 0; e < d; ++e)
+            dot += q_[static_cast<size_t>((t * H + h) * d + e)] * k_[static_cast<size_t>((s * G + kvh) * d + e)];
+          const float p = std::exp(dot * scale() - lse);
+          float dp = 0;
+          for (int64_t e = 0; e < dv; ++e) {
+            const float g_out = d_out_[static_cast<size_t>((t * H + h) * dv + e)];
+            dp += g_out * v_[static_cast<size_t>((s * G + kvh) * dv + e)];
+            dkv_into.d_v[(col * static_cast<size_t>(G) + static_cast<size_t>(kvh)) * static_cast<size_t>(dv) + static_cast<size_t>(e)] += p * g_out;
+          }
+          const float ds = p * (dp - delta) * scale();
+          for (int64_t e = 0; e < d; ++e) {
+            dq_into.d_q[(row * static_cast<size_t>(H) + static_cast<size_t>(h)) * static_cast<size_t>(d) + static_cast<size_t>(e)] +=
+                ds * k_[static_cast<size_t>((s * G + kvh) * d + e)];
+            dkv_into.d_k[(col * static_cast<size_t>(G) + static_cast<size_t>(kvh)) * static_cast<size_t>(d) + static_cast<size_t>(e)] +=
+                ds * q_[static_cast<size_t>((t * H + h) * d + e)];
+          }
+        }
+      }
+    }
+  }
+
+  void collect_outputs() {
+    const int64_t H = problem_.heads, G = problem_.kv_heads, d = problem_.head_dim, dv = problem_.head_dim_v;
+    const int64_t N = tensors_.tokens;
+    if (problem_.has_forward()) {
+      tensors_.out.assign(static_cast<size_t>(N * H * dv), 0);
+      tensors_.lse.assign(static_cast<size_t>(N * H), 0);
+    }
+    if (problem_.has_backward()) {
+      tensors_.d_q.assign(static_cast<size_t>(N * H * d), 0);
+      tensors_.d_k.assign(static_cast<size_t>(N * G * d), 0);
+      tensors_.d_v.assign(static_cast<size_t>(N * G * dv), 0);
+    }
+    for (int32_t chunk = 0; chunk < schedule_.chunks(); ++chunk) {
+      const auto& tokens = chunk_tokens_[static_cast<size_t>(chunk)];
+      const int32_t owner = schedule_.owner(chunk);
+      for (int32_t hg = 0; hg < schedule_.head_groups; ++hg) {
+        auto [first_head, last_head] = heads_of(hg);
+        auto find = [&](DataKind kind) -> const Partial* {
+          auto it = local_.find(key(owner, {kind, hg, chunk}));
+          return it == local_.end() ? nullptr : it->second.get();
+        };
+        for (size_t row = 0; row < tokens.size(); ++row) {
+          const int64_t t = tokens[row];
+          for (int64_t h = first_head; h < last_head; ++h) {
+            const size_t row_head = row * static_cast<size_t>(H) + static_cast<size_t>(h);
+            if (const Partial* out = find(DataKind::O)) {
+              tensors_.lse[static_cast<size_t>(t * H + h)] = out->lse[row_head];
+              for (int64_t e = 0; e < dv; ++e)
+                tensors_.out[static_cast<size_t>((t * H + h) * dv + e)] = out->out[row_head * static_cast<size_t>(dv) + static_cast<size_t>(e)];
+            }
+            if (const Partial* grad = find(DataKind::dQ))
+              for (int64_t e = 0; e < d; ++e)
+                tensors_.d_q[static_cast<size_t>((t * H + h) * d + e)] = grad->d_q[row_head * static_cast<size_t>(d) + static_cast<size_t>(e)];
+          }
+          // Key/value gradients: head groups sharing a (replicated) KV head add up.
+          if (const Partial* grad = find(DataKind::dKV)) {
+            for (int64_t kvh = 0; kvh < G; ++kvh) {
+              for (int64_t e = 0; e < d; ++e)
+                tensors_.d_k[static_cast<size_t>((t * G + kvh) * d + e)] +=
+                    grad->d_k[(row * static_cast<size_t>(G) + static_cast<size_t>(kvh)) * static_cast<size_t>(d) + static_cast<size_t>(e)];
+              for (int64_t e = 0; e < dv; ++e)
+                tensors_.d_v[static_cast<size_t>((t * G + kvh) * dv + e)] +=
+                    grad->d_v[(row * static_cast<size_t>(G) + static_cast<size_t>(kvh)) * static_cast<size_t>(dv) + static_cast<size_t>(e)];
+            }
+          }
+        }
+      }
+    }
+  }
+
+  const Schedule& schedule_;
+  const BlockGrid& grid_;
+  AttentionTensors& tensors_;
+  const Problem& problem_;
+  DocumentBounds documents_;
+  std::vector<float> q_, k_, v_, d_out_, lse_, delta_;
+  std::vector<std::vector<int64_t>> chunk_tokens_;
+  Store local_, inbox_;
+};
+
+}  // namespace
+
+AttentionTensors random_inputs(const Problem& problem, uint64_t seed) {
+  AttentionTensors tensors;
+  tensors.tokens = problem.seq_len;
+  tensors.heads = problem.heads;
+  tensors.kv_heads = problem.kv_heads;
+  tensors.head_dim = problem.head_dim;
+  tensors.head_dim_v = problem.head_dim_v;
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  auto fill = [&](std::vector<double>& values, int64_t count) {
+    values.resize(static_cast<size_t>(count));
+    for (double& value : values) value = uniform(random);
+  };
+  const int64_t N = problem.seq_len;
+  fill(tensors.q, N * problem.heads * problem.head_dim);
+  fill(tensors.k, N * problem.kv_heads * problem.head_dim);
+  fill(tensors.v, N * problem.kv_heads * problem.head_dim_v);
+  fill(tensors.d_out, N * problem.heads * problem.head_dim_v);
+  return tensors;
+}
+
+void dense_attention(const Problem& problem, AttentionTensors& t, bool backward) {
+  const int64_t N = t.tokens, H = t.heads, G = t.kv_heads, d = t.head_dim, dv = t.head_dim_v;
+  DocumentBounds documents;
+  if (problem.mask.kind == MaskKind::documents) documents = DocumentBounds(problem.mask.document_lengths);
+  // The reference sees the same dtype-rounded inputs as the executors.
+  auto rounded = [&](const std::vector<double>& values) {
+    std::vector<double> out(values.size());
+    for (size_t index = 0; index < values.size(); ++index) out[index] = round_to(problem.dtype, values[index]);
+    return out;
+  };
+  const auto q = rounded(t.q), k = rounded(t.k), v = rounded(t.v), d_out = rounded(t.d_out);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  t.out.assign(static_cast<size_t>(N * H * dv), 0);
+  t.lse.assign(static_cast<size_t>(N * H), 0);
+  if (backward) {
+    t.d_q.assign(static_cast<size_t>(N * H * d), 0);
+    t.d_k.assign(static_cast<size_t>(N * G * d), 0);
+    t.d_v.assign(static_cast<size_t>(N * G * dv), 0);
+  }
+  std::vector<double> p(static_cast<size_t>(N));
+  for (int64_t h = 0; h < H; ++h) {
+    const int64_t kvh = h / (H / G);
+    for (int64_t i = 0; i < N; ++i) {
+      double maximum = kMinusInfinity;
+      for (int64_t j = 0; j < N; ++j) {
+        if (!allowed(problem.mask, documents, i, j)) {
+          p[static_cast<size_t>(j)] = kMinusInfinity;
+          continue;
+        }
+        double dot = 0;
+        for (int64_t e = 0; e < d; ++e) dot += q[static_cast<size_t>((i * H + h) * d + e)] * k[static_cast<size_t>((j * G + kvh) * d + e)];
+        p[static_cast<size_t>(j)] = dot * scale;
+        maximum = std::max(maximum, p[static_cast<size_t>(j)]);
+      }
+      double total = 0;
+      for (int64_t j = 0; j < N; ++j)
+        if (p[static_cast<size_t>(j)] != kMinusInfinity) total += std::exp(p[static_cast<size_t>(j)] - maximum);
+      const double lse = maximum + std::log(total);
+      t.lse[static_cast<size_t>(i * H + h)] = lse;
+      for (int64_t j = 0; j < N; ++j) {
+        if (p[static_cast<size_t>(j)] == kMinusInfinity) continue;
+        double weight = std::exp(p[static_cast<size_t>(j)] - lse);
+        for (int64_t e = 0; e < dv; ++e)
+          t.out[static_cast<size_t>((i * H + h) * dv + e)] += weight * v[static_cast<size_t>((j * G + kvh) * dv + e)];
+      }
+      if (!backward) continue;
+      double delta = 0;
+      for (int64_t e = 0; e < dv; ++e)
+        delta += d_out[static_cast<size_t>((i * H + h) * dv + e)] * t.out[static_cast<size_t>((i * H + h) * dv + e)];
+      for (int64_t j = 0; j < N; ++j) {
+        if (p[static_cast<size_t>(j)] == kMinusInfinity) continue;
+        const double prob = std::exp(p[static_cast<size_t>(j)] - lse);
+        double dp = 0;
+        for (int64_t e = 0; e < dv; ++e) {
+          const double g_out = d_out[static_cast<size_t>((i * H + h) * dv + e)];
+          dp += g_out * v[static_cast<size_t>((j * G + kvh) * dv + e)];
+          t.d_v[static_cast<size_t>((j * G + kvh) * dv + e)] += prob * g_out;
+        }
+        const double ds = prob * (dp - delta) * scale;
+        for (int64_t e = 0; e < d; ++e) {
+          t.d_q[static_cast<size_t>((i * H + h) * d + e)] += ds * k[static_cast<size_t>((j * G + kvh) * d + e)];
+          t.d_k[static_cast<size_t>((j * G + kvh) * d + e)] += ds * q[static_cast<size_t>((i * H + h) * d + e)];
+        }
+      }
+    }
+  }
+}
+
+void execute_on_cpu(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis,
+                    AttentionTensors& tensors) {
+  Executor executor(schedule, grid, tensors);
+  executor.run(analysis);
+}
+
+double max_abs_error(const std::vector<double>& a, const std::vector<double>& b) {
+  double worst = 0;
+  for (size_t index = 0; index < a.size() && index < b.size(); ++index) worst = std::max(worst, std::abs(a[index] - b[index]));
+  return a.size() == b.size() ? worst : std::numeric_limits<double>::infinity();
+}
+
+}  // namespace tessera::backend
