@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "run_command.hpp"
 #include "simulate_command.hpp"
 #include "topo_command.hpp"
 #include "tessera/core/error.hpp"
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
   CommonFlags common;
   TopoFlags topo;
   SimulateFlags simulate;
+  RunFlags execute;
 
   auto* schedules = app.add_subcommand("schedules", "list the schedule generators");
   schedules->add_flag("--json", common.json, "print one JSON object");
@@ -81,6 +83,13 @@ int main(int argc, char** argv) {
   simulation->add_flag("--json", common.json, "print one JSON object");
   simulation->add_flag("--per-gpu", common.per_gpu, "with --json: add per-GPU figures");
 
+  auto* run = app.add_subcommand("run", "execute a schedule on real tensors (CPU reference executor) and check the numerics");
+  add_problem_flags(*run, problem);
+  add_schedule_flags(*run, schedule, true);
+  run->add_option("--backend", execute.backend, "cpu (the reference executor) or cuda")->capture_default_str();
+  run->add_option("--seed", execute.seed, "seed of the random Q, K, V, dO")->capture_default_str();
+  run->add_flag("--json", common.json, "print one JSON object");
+
   auto* topology = app.add_subcommand("topo", "cluster networks: list presets, show or check one, export Graphviz");
   topology->add_option("action", topo.action, "list, show, check or dot")->required();
   topology->add_option("target", topo.target, "a preset (e.g. h100-ib:4, torus-4x4) or a YAML file");
@@ -100,6 +109,7 @@ int main(int argc, char** argv) {
     if (*cost) return run_cost(problem, schedule, hardware, network, common);
     if (*plan) return run_plan(problem, hardware, network, common);
     if (*topology) return run_topo(topo);
+    if (*run) return run_execute(problem, schedule, execute, common);
     if (*simulation) return run_simulate(problem, schedule, hardware, network, simulate, common);
     if (*write) return run_schedule(problem, schedule, common);
     if (*check) return run_check(hardware, common);

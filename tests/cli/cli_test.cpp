@@ -214,3 +214,17 @@ TEST_CASE("a deadlocking schedule file is reported, not simulated", "[cli][sim]"
   CHECK(simulate.err.find("deadlock") != std::string::npos);
   CHECK(simulate.err.find("waits for") != std::string::npos);
 }
+
+TEST_CASE("tessera run --backend cpu checks the numerics of ring and mesh", "[cli][backend]") {
+  for (const char* algorithm : {"ring", "mesh"}) {
+    Run run = tessera(std::string("run --algo ") + algorithm + " --gpus 4 --seq 203 --heads 4 --kv-heads 2 --head-dim 16 --json");
+    INFO(algorithm << ": " << run.err);
+    REQUIRE(run.exit_code == 0);
+    auto json = nlohmann::json::parse(run.out);
+    CHECK(json["passed"] == true);
+    CHECK(json["errors"]["O"]["max_abs_error"].get<double>() < 1e-4);
+  }
+  Run cuda = tessera("run --algo ring --gpus 4 --seq 4K --backend cuda");
+  CHECK(cuda.exit_code != 0);
+  CHECK(cuda.err.find("cuda") != std::string::npos);
+}
