@@ -271,13 +271,15 @@ std::string analyze_schedule(const Schedule& schedule, ScheduleAnalysis& analysi
 std::string find_execution_order(const Schedule& schedule, ScheduleAnalysis& analysis) {
   const size_t op_count = schedule.ops.size();
   std::vector<uint32_t> pending(op_count);
-  std::vector<uint32_t> successor_offsets(op_count + 1, 0);
+  auto& successor_offsets = analysis.successor_offsets;
+  auto& successors = analysis.successors;
+  successor_offsets.assign(op_count + 1, 0);
   for (size_t index = 0; index < op_count; ++index) {
     pending[index] = static_cast<uint32_t>(analysis.deps_of(index).size());
     for (uint32_t dep : analysis.deps_of(index)) ++successor_offsets[dep + 1];
   }
   for (size_t index = 0; index < op_count; ++index) successor_offsets[index + 1] += successor_offsets[index];
-  std::vector<uint32_t> successors(successor_offsets.back());
+  successors.assign(successor_offsets.back(), 0);
   {
     std::vector<uint32_t> fill(successor_offsets.begin(), successor_offsets.end() - 1);
     for (uint32_t index = 0; index < op_count; ++index)

@@ -90,19 +90,11 @@ SimResult simulate(const Schedule& schedule, const BlockGrid& grid, const Schedu
   result.op_finish_s.assign(op_count, kInfinity);
   result.gpus.assign(static_cast<size_t>(schedule.gpus), GpuTimes{});
 
-  // Successors and pending counts from the dependencies.
-  std::vector<uint32_t> pending(op_count), successor_offsets(op_count + 1, 0);
-  for (size_t index = 0; index < op_count; ++index) {
-    pending[index] = static_cast<uint32_t>(analysis.deps_of(index).size());
-    for (uint32_t dep : analysis.deps_of(index)) ++successor_offsets[dep + 1];
-  }
-  for (size_t index = 0; index < op_count; ++index) successor_offsets[index + 1] += successor_offsets[index];
-  std::vector<uint32_t> successors(successor_offsets.back());
-  {
-    std::vector<uint32_t> fill(successor_offsets.begin(), successor_offsets.end() - 1);
-    for (uint32_t index = 0; index < op_count; ++index)
-      for (uint32_t dep : analysis.deps_of(index)) successors[fill[dep]++] = index;
-  }
+  // Pending dependency counts; successors come with the analysis.
+  if (analysis.successor_offsets.size() != op_count + 1)
+    throw std::runtime_error("simulate needs the analysis of a checked schedule");
+  std::vector<uint32_t> pending(op_count);
+  for (size_t index = 0; index < op_count; ++index) pending[index] = static_cast<uint32_t>(analysis.deps_of(index).size());
 
   topo::Router router(topology);
   std::vector<double> capacity = topology.resource_bytes_per_s;
@@ -214,8 +206,8 @@ SimResult simulate(const Schedule& schedule, const BlockGrid& grid, const Schedu
   };
   auto complete_op = [&](uint32_t index) {
     result.op_finish_s[index] = now_s;
-    for (uint32_t next = successor_offsets[index]; next < successor_offsets[index + 1]; ++next)
-      if (--pending[successors[next]] == 0) ready.push_back(successors[next]);
+    for (uint32_t next : analysis.successors_of(index))
+      if (--pending[next] == 0) ready.push_back(next);
   };
   auto arrive = [&](int32_t transfer_id) {
     Transfer& transfer = transfers[static_cast<size_t>(transfer_id)];

@@ -33,9 +33,15 @@ struct ScheduleAnalysis {
   std::vector<int32_t> partner;                     // the matched recv of a send and vice versa; -1 otherwise
   std::vector<std::vector<uint32_t>> collective_ops;  // per collective, its member ops
   std::vector<uint32_t> order;                      // ops in an order that respects all of the above
+  // The dependencies reversed (CSR): ops waiting for op i are successors[successor_offsets[i] ..).
+  std::vector<uint32_t> successor_offsets;
+  std::vector<uint32_t> successors;
 
   std::span<const DataAccess> accesses_of(size_t op) const {
     return {accesses.data() + access_offsets[op], access_offsets[op + 1] - access_offsets[op]};
+  }
+  std::span<const uint32_t> successors_of(size_t op) const {
+    return {successors.data() + successor_offsets[op], successor_offsets[op + 1] - successor_offsets[op]};
   }
   std::span<const uint32_t> deps_of(size_t op) const {
     return {deps.data() + dep_offsets[op], dep_offsets[op + 1] - dep_offsets[op]};
@@ -47,7 +53,8 @@ struct ScheduleAnalysis {
 // every collective reached once by each member. Returns the first violation in words, or "".
 std::string analyze_schedule(const Schedule& schedule, ScheduleAnalysis& analysis);
 
-// Runs the schedule abstractly under rendezvous semantics and fills analysis.order.
+// Runs the schedule abstractly under rendezvous semantics and fills analysis.order (and the
+// successor lists).
 // Returns "" when every op completes, or a description of the deadlock (who waits on whom).
 std::string find_execution_order(const Schedule& schedule, ScheduleAnalysis& analysis);
 
