@@ -238,7 +238,6 @@ CostReport cost_schedule(const Schedule& schedule, const BlockGrid& grid, const 
     GpuCost& gpu = report.gpus[static_cast<size_t>(schedule.ops[index].gpu)];
     gpu.finish_s = std::max(gpu.finish_s, finish[index]);
   }
-  size_t busiest_gpu = 0;
   for (size_t g = 0; g < report.gpus.size(); ++g) {
     GpuCost& gpu = report.gpus[g];
     gpu.peak_memory_bytes = peaks[g];
@@ -252,11 +251,13 @@ CostReport cost_schedule(const Schedule& schedule, const BlockGrid& grid, const 
     for (int kind = 0; kind < kDataKindCount; ++kind)
       report.recv_bytes_mean_by_kind[static_cast<size_t>(kind)] +=
           static_cast<double>(gpu.received_bytes[static_cast<size_t>(kind)]) / static_cast<double>(schedule.gpus);
-    if (gpu.received_total() > report.gpus[busiest_gpu].received_total()) busiest_gpu = g;
   }
-  const GpuCost& busiest = report.gpus[busiest_gpu];
-  report.bytes_per_flop = busiest.flops > 0 ? static_cast<double>(busiest.received_total()) / busiest.flops : 0;
-  report.comm_over_compute = busiest.compute_s > 0 ? busiest.comm_s / busiest.compute_s : 0;
+  // CommCom ratio over the whole schedule (bytes moved per FLOP done), and in time: the
+  // busiest GPU's communication against the busiest GPU's compute.
+  double received_total = 0;
+  for (const auto& gpu : report.gpus) received_total += static_cast<double>(gpu.received_total());
+  report.bytes_per_flop = report.flops_total > 0 ? received_total / report.flops_total : 0;
+  report.comm_over_compute = report.compute_s_max > 0 ? report.comm_s_max / report.compute_s_max : 0;
   report.lower_bound = communication_lower_bound(schedule.problem, schedule.gpus, grid);
   report.lower_bound_ratio = report.lower_bound.total_bytes() > 0
                                  ? static_cast<double>(report.recv_bytes_max) / report.lower_bound.total_bytes()

@@ -253,3 +253,15 @@ TEST_CASE("the simple mesh orders are valid schedules with the same traffic as t
   options.variant = "sideways";
   REQUIRE_THROWS_WITH(generate_schedule("mesh", problem, options), Catch::Contains("greedy, receives-first, ring-order"));
 }
+
+TEST_CASE("CommCom ratio: bytes per FLOP of a ring", "[commcom]") {
+  // Ring, full mask, MHA, forward: every GPU receives (P-1) K/V chunks of (N/P) H (d + d) 2 bytes
+  // and computes 4 (N/P) N d H FLOPs, so bytes per FLOP = (P-1) (N/P) 4 d H / (4 N^2 d H / P)
+  // = (P-1) / N.
+  const int64_t seq = 8192;
+  for (int32_t gpus : {2, 8}) {
+    CostReport report = cost_of("ring", mha_forward(seq), gpus);
+    CHECK(report.bytes_per_flop == Approx((gpus - 1.0) / seq).epsilon(1e-12));
+    CHECK(report.comm_over_compute == Approx(report.comm_s_max / report.compute_s_max));
+  }
+}

@@ -57,8 +57,8 @@ struct CostReport {
   double time_s = 0;                         // alpha-beta makespan with overlap
   double compute_s_max = 0;
   double comm_s_max = 0;
-  double bytes_per_flop = 0;                 // CommCom ratio: bytes received per FLOP (busiest GPU)
-  double comm_over_compute = 0;              // CommCom ratio in time: comm_s / compute_s (busiest GPU)
+  double bytes_per_flop = 0;                 // CommCom ratio: bytes received per FLOP, whole schedule
+  double comm_over_compute = 0;              // CommCom ratio in time: comm_s_max / compute_s_max
   LowerBound lower_bound;
   double lower_bound_ratio = 0;              // recv_bytes_max / lower bound (below 1 only when heads are split)
 };
