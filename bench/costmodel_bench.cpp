@@ -9,19 +9,14 @@
 
 #include "tessera/costmodel/checker.hpp"
 #include "tessera/costmodel/cost.hpp"
+#include "bench_timing.hpp"
 #include "tessera/costmodel/generators.hpp"
 
 using namespace tessera;
-using Clock = std::chrono::steady_clock;
+using bench::Clock;
+using bench::median;
+using bench::seconds_since;
 
-namespace {
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-}  // namespace
 
 int main(int argc, char** argv) {
   int repetitions = argc > 1 ? std::atoi(argv[1]) : 5;

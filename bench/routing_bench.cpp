@@ -9,20 +9,17 @@
 #include <set>
 #include <vector>
 
+#include "bench_timing.hpp"
 #include "tessera/costmodel/generators.hpp"
 #include "tessera/topologies/builders.hpp"
 #include "tessera/topologies/routing.hpp"
 
 using namespace tessera;
-using Clock = std::chrono::steady_clock;
+using bench::Clock;
+using bench::median;
+using bench::seconds_since;
 
 namespace {
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
 
 struct Pair {
   int32_t src = 0;

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "bench_timing.hpp"
 #include "tessera/costmodel/checker.hpp"
 #include "tessera/costmodel/generators.hpp"
 #include "tessera/sim/collective_sim.hpp"
@@ -14,14 +15,10 @@
 #include "tessera/topologies/builders.hpp"
 
 using namespace tessera;
-using Clock = std::chrono::steady_clock;
+using bench::Clock;
+using bench::median;
 
 namespace {
-double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
 std::vector<int32_t> linear(int32_t ranks) {
   std::vector<int32_t> placement(static_cast<size_t>(ranks));
   for (int32_t rank = 0; rank < ranks; ++rank) placement[static_cast<size_t>(rank)] = rank;
@@ -37,7 +34,7 @@ int main() {
     for (int run = 0; run < 3; ++run) {
       auto start = Clock::now();
       result = sim::simulate_collective(sim::CollectiveAlgorithm::all_reduce, 1e9, ring, linear(1024), sim::Fidelity::flow);
-      times.push_back(since(start));
+      times.push_back(bench::seconds_since(start));
     }
     double seconds = median(times);
     std::printf("(1) ring all-reduce, 1024 ranks, %zu flows: %.3f s (median of 3), %.2f M flows/s, target 1 s\n",
@@ -61,7 +58,7 @@ int main() {
     for (int run = 0; run < 3; ++run) {
       auto start = Clock::now();
       result = sim::simulate(schedule, grid, check.analysis, cluster, linear(gpus), sim::GpuProfile{}, sim::SimOptions{});
-      times.push_back(since(start));
+      times.push_back(bench::seconds_since(start));
     }
     double seconds = median(times);
     std::printf("(%d) mesh %s fwd+bwd, P = %d on %d x 8: %.3f s (median of 3), %zu events, %.2f M events/s, "
