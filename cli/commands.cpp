@@ -12,7 +12,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "pipeline.hpp"
+#include "problem_flags.hpp"
 #include "table.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/schedule_json.hpp"

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "pipeline.hpp"
+#include "problem_flags.hpp"
 #include "table.hpp"
 #include "tessera/backend/cpu_executor.hpp"
 #include "tessera/core/error.hpp"

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "pipeline.hpp"
+#include "problem_flags.hpp"
 #include "table.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/sim/collective_sim.hpp"
@@ -23,12 +23,6 @@ void write_file(const std::string& path, Write write) {
   if (!file) throw UserError(path + ": cannot write the file");
   write(file);
   if (!file) throw UserError(path + ": writing failed");
-}
-
-int32_t gpu_count(const ProblemFlags& flags) {
-  int64_t gpus = parse_count(flags.gpus);
-  if (gpus < 1 || gpus > (1 << 20)) throw UserError("--gpus: expected 1 to 1048576 GPUs, got " + flags.gpus);
-  return static_cast<int32_t>(gpus);
 }
 
 int run_collective(const ProblemFlags& problem_flags, const HardwareFlags& hardware_flags,

@@ -1,4 +1,4 @@
-#include "pipeline.hpp"
+#include "tessera/scenario/pipeline.hpp"
 
 #include <stdexcept>
 
@@ -6,7 +6,7 @@
 #include "tessera/topologies/builders.hpp"
 #include "tessera/topologies/description.hpp"
 
-namespace tessera::cli {
+namespace tessera::scenario {
 
 CheckedSchedule generate_checked(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options) {
   CheckedSchedule checked;
@@ -21,7 +21,7 @@ CheckedSchedule generate_checked(const std::string& algorithm, const Problem& pr
   return checked;
 }
 
-NetworkChoice make_network(const NetworkFlags& flags, int32_t gpus) {
+NetworkChoice make_network(const NetworkText& flags, int32_t gpus) {
   NetworkChoice choice;
   choice.placement = flags.placement;
   if (!flags.topology.empty()) choice.topology = topo::load_topology(flags.topology, gpus);
@@ -35,4 +35,4 @@ topo::Topology uniform_topology(int32_t gpus, const Hardware& hardware) {
   return topology;
 }
 
-}  // namespace tessera::cli
+}  // namespace tessera::scenario

@@ -1,17 +1,16 @@
 #pragma once
-// The steps every command shares: generate (or read) a schedule, check it, and pick the
+// The steps every front end shares: generate (or read) a schedule, check it, and pick the
 // network it runs on. A schedule the checker rejects is a bug in its generator (or a bad
 // file): it is reported, never costed or simulated.
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
-#include "problem_flags.hpp"
 #include "tessera/costmodel/checker.hpp"
+#include "tessera/scenario/scenario.hpp"
 #include "tessera/topologies/topology.hpp"
 
-namespace tessera::cli {
+namespace tessera::scenario {
 
 struct CheckedSchedule {
   Schedule schedule;
@@ -22,15 +21,15 @@ struct CheckedSchedule {
 CheckedSchedule generate_checked(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options);
 
 // The network a schedule runs on: a topology (preset or file) with a placement, or none (the
-// uniform network of the hardware flags).
+// uniform network of the hardware values).
 struct NetworkChoice {
   std::optional<topo::Topology> topology;
   std::string placement = "linear";
 };
-NetworkChoice make_network(const NetworkFlags& flags, int32_t gpus);
+NetworkChoice make_network(const NetworkText& text, int32_t gpus);
 
 // The topology the simulator runs on when none is given: one non-blocking switch whose
-// GPU-to-GPU path has the hardware flags' bandwidth and latency (the uniform network).
+// GPU-to-GPU path has the hardware's bandwidth and latency (the uniform network).
 topo::Topology uniform_topology(int32_t gpus, const Hardware& hardware);
 
-}  // namespace tessera::cli
+}  // namespace tessera::scenario

@@ -1,0 +1,83 @@
+#include "tessera/scenario/scenario.hpp"
+
+#include <sstream>
+
+#include "tessera/core/error.hpp"
+
+namespace tessera::scenario {
+
+namespace {
+int64_t count_flag(const std::string& value, const char* flag) {
+  try {
+    return parse_count(value);
+  } catch (const UserError& error) {
+    throw UserError(std::string(flag) + ": " + error.what());
+  }
+}
+template <typename Parse>
+auto enum_flag(const std::string& value, const char* flag, Parse parse) {
+  try {
+    return parse(value);
+  } catch (const UserError& error) {
+    throw UserError(std::string(flag) + ": " + error.what());
+  }
+}
+}  // namespace
+
+Problem make_problem(const ProblemText& flags) {
+  Problem problem;
+  problem.seq_len = count_flag(flags.seq, "--seq");
+  problem.batch = count_flag(flags.batch, "--batch");
+  problem.heads = count_flag(flags.heads, "--heads");
+  problem.kv_heads = count_flag(flags.kv_heads, "--kv-heads");
+  problem.head_dim = count_flag(flags.head_dim, "--head-dim");
+  problem.head_dim_v = flags.head_dim_v.empty() ? problem.head_dim : count_flag(flags.head_dim_v, "--head-dim-v");
+  problem.dtype = enum_flag(flags.dtype, "--dtype", parse_dtype);
+  problem.mask.kind = enum_flag(flags.mask, "--mask", parse_mask_kind);
+  problem.pass = enum_flag(flags.pass, "--pass", parse_pass);
+  if (problem.mask.kind == MaskKind::sliding_window) problem.mask.window_tokens = count_flag(flags.window, "--window");
+  if (problem.mask.kind == MaskKind::documents) {
+    if (flags.documents.empty()) throw UserError("--mask documents needs --documents LENGTHS (e.g. 512K,512K)");
+    std::stringstream stream(flags.documents);
+    std::string part;
+    while (std::getline(stream, part, ',')) problem.mask.document_lengths.push_back(count_flag(part, "--documents"));
+  } else if (!flags.documents.empty()) {
+    throw UserError("--documents is only meaningful with --mask documents");
+  }
+  problem.validate();
+  return problem;
+}
+
+int32_t gpu_count(const ProblemText& text) {
+  const int64_t gpus = count_flag(text.gpus, "--gpus");
+  if (gpus < 1 || gpus > (1 << 20)) throw UserError("--gpus: expected 1 to 1048576 GPUs, got " + text.gpus);
+  return static_cast<int32_t>(gpus);
+}
+
+GeneratorOptions make_options(const ProblemText& problem, const ScheduleText& schedule) {
+  GeneratorOptions options;
+  options.gpus = gpu_count(problem);
+  if (!problem.layout.empty()) options.layout = enum_flag(problem.layout, "--layout", parse_layout);
+  if (!schedule.tile.empty()) options.tile = enum_flag(schedule.tile, "--tile", parse_tile);
+  options.variant = schedule.variant;
+  options.input_path = schedule.input;
+  return options;
+}
+
+Hardware make_hardware(const HardwareValues& flags) {
+  auto positive = [](double value, const char* flag) {
+    if (!(value > 0)) throw UserError(std::string(flag) + ": must be positive");
+    return value;
+  };
+  Hardware hardware;
+  hardware.peak_flops_per_s = positive(flags.peak_tflops, "--peak-tflops") * 1e12;
+  hardware.compute_efficiency = positive(flags.efficiency, "--efficiency");
+  if (hardware.compute_efficiency > 1) throw UserError("--efficiency: must be at most 1");
+  hardware.hbm_bytes_per_s = positive(flags.hbm_gbps, "--hbm-gbps") * 1e9;
+  hardware.link_bytes_per_s = positive(flags.bandwidth_gbps, "--bandwidth-gbps") * 1e9;
+  if (flags.latency_us < 0) throw UserError("--latency-us: must not be negative");
+  hardware.link_latency_s = flags.latency_us * 1e-6;
+  return hardware;
+}
+
+}  // namespace tessera::scenario
