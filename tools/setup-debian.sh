@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Installs what Tessera builds with on Debian 12 (bookworm). Optional parts (CUDA + NCCL,
-# Open MPI, Qt 6) are not installed here; the build detects them when present.
+# Installs what Tessera builds with on Debian 12 (bookworm): the core libraries, Qt 6 (the GUI
+# and figure rendering, headless under the offscreen platform) and Open MPI (sweeps across
+# machines). CUDA + NCCL are not in Debian's archive; the build detects them when present.
 set -euo pipefail
 packages=(g++ cmake ninja-build make pkg-config
-          nlohmann-json3-dev libcli11-dev catch2 libeigen3-dev libboost-graph-dev libyaml-cpp-dev)
+          nlohmann-json3-dev libcli11-dev catch2 libeigen3-dev libboost-graph-dev libyaml-cpp-dev
+          qt6-base-dev qt6-charts-dev libqt6svg6-dev libgl-dev
+          libopenmpi-dev openmpi-bin)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
