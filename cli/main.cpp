@@ -83,12 +83,39 @@ int main(int argc, char** argv) {
   simulation->add_flag("--json", common.json, "print one JSON object");
   simulation->add_flag("--per-gpu", common.per_gpu, "with --json: add per-GPU figures");
 
-  auto* run = app.add_subcommand("run", "execute a schedule on real tensors (CPU reference executor) and check the numerics");
+  auto add_backend_flags = [&](CLI::App& command) {
+    command.add_option("--backend", execute.backend, "cpu (the reference executor) or cuda")->capture_default_str();
+    command.add_option("--transport", execute.transport,
+                       "cuda: local (every rank a virtual rank on GPU 0) or nccl (rank r on GPU r)")
+        ->capture_default_str();
+    command.add_option("--watchdog-s", execute.watchdog_s, "abort a run with no progress for this long, naming the op")
+        ->capture_default_str();
+    command.add_option("--seed", execute.seed, "seed of the random Q, K, V, dO")->capture_default_str();
+  };
+  auto* run = app.add_subcommand("run", "execute a schedule on real tensors and check the numerics against fp64");
   add_problem_flags(*run, problem);
   add_schedule_flags(*run, schedule, true);
-  run->add_option("--backend", execute.backend, "cpu (the reference executor) or cuda")->capture_default_str();
-  run->add_option("--seed", execute.seed, "seed of the random Q, K, V, dO")->capture_default_str();
+  add_backend_flags(*run);
+  run->add_option("--trace", execute.trace, "write the measured Chrome trace (the simulator's format)");
   run->add_flag("--json", common.json, "print one JSON object");
+
+  auto* validate = app.add_subcommand("validate", "execute a schedule and print predicted versus measured times");
+  add_problem_flags(*validate, problem);
+  add_schedule_flags(*validate, schedule, true);
+  add_hardware_flags(*validate, hardware);
+  add_network_flags(*validate, network);
+  add_backend_flags(*validate);
+  validate->add_option("--calibration", execute.calibration, "calibration JSON written by `tessera calibrate`");
+  validate->add_option("--gpu", execute.gpu, "GPU profile when no calibration is given")->capture_default_str();
+  validate->add_option("--trace", execute.trace, "write the measured Chrome trace");
+  validate->add_flag("--json", common.json, "print one JSON object");
+
+  auto* calibrate = app.add_subcommand("calibrate", "measure block attention speed and write the simulator's calibration file");
+  add_problem_flags(*calibrate, problem);
+  add_backend_flags(*calibrate);
+  calibrate->add_option("--output,-o", execute.calibration, "calibration JSON to write")->required();
+  calibrate->add_option("--sides", execute.sides, "block sides in tokens, at least three")->capture_default_str();
+  calibrate->add_option("--repeats", execute.repeats, "timed runs per block (the median is kept)")->capture_default_str();
 
   auto* topology = app.add_subcommand("topo", "cluster networks: list presets, show or check one, export Graphviz");
   topology->add_option("action", topo.action, "list, show, check or dot")->required();
@@ -110,6 +137,8 @@ int main(int argc, char** argv) {
     if (*plan) return run_plan(problem, hardware, network, common);
     if (*topology) return run_topo(topo);
     if (*run) return run_execute(problem, schedule, execute, common);
+    if (*validate) return run_validate(problem, schedule, hardware, network, execute, common);
+    if (*calibrate) return run_calibrate(problem, execute);
     if (*simulation) return run_simulate(problem, schedule, hardware, network, simulate, common);
     if (*write) return run_schedule(problem, schedule, common);
     if (*check) return run_check(hardware, common);

@@ -1,42 +1,85 @@
 #include "run_command.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <iostream>
+#include <map>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
-#include "problem_flags.hpp"
 #include "table.hpp"
-#include "tessera/backend/cpu_executor.hpp"
+#include "tessera/backend/calibration.hpp"
+#include "tessera/backend/executor.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/sim/trace.hpp"
+#include "tessera/topologies/placement.hpp"
 
 namespace tessera::cli {
 
 namespace {
-// The CPU reference executor works on every (query, key) pair: keep its runs to test sizes.
+// The fp64 reference works on every (query, key) pair on the CPU: keep numerics runs to sizes
+// it finishes in about a minute.
 constexpr double kMaxPairWork = 4e10;
+
+double pair_work(const Problem& problem) {
+  return static_cast<double>(problem.seq_len) * static_cast<double>(problem.seq_len) * static_cast<double>(problem.heads) *
+         static_cast<double>(problem.head_dim);
+}
+
+std::unique_ptr<backend::ScheduleExecutor> make_backend(const RunFlags& flags) {
+  backend::ExecutorOptions options;
+  try {
+    options.transport = backend::parse_transport(flags.transport);
+  } catch (const UserError& error) {
+    throw UserError(std::string("--transport: ") + error.what());
+  }
+  if (!(flags.watchdog_s > 0)) throw UserError("--watchdog-s: must be positive");
+  options.watchdog_s = flags.watchdog_s;
+  try {
+    return backend::make_executor(flags.backend, options);
+  } catch (const UserError& error) {
+    throw UserError(std::string("--backend: ") + error.what());
+  }
+}
+
+void write_measured_trace(const std::string& path, const Schedule& schedule, const backend::ExecutionRecord& record) {
+  // The simulator's trace format, filled with measured times: both open side by side in Perfetto.
+  sim::SimResult measured;
+  measured.op_start_s = record.op_start_s;
+  measured.op_finish_s = record.op_finish_s;
+  measured.makespan_s = record.makespan_s;
+  std::ofstream file(path);
+  if (!file) throw UserError(path + ": cannot write the trace");
+  sim::write_chrome_trace(file, schedule, measured);
+  if (!file) throw UserError(path + ": writing the trace failed");
+}
+
+int unavailable(const backend::BackendUnavailable& error) {
+  std::cerr << "tessera: --backend: " << error.what() << "\n";
+  return 1;
+}
 }  // namespace
 
 int run_execute(const ProblemFlags& problem_flags, const ScheduleFlags& schedule_flags, const RunFlags& flags,
                 const CommonFlags& common) {
-  if (flags.backend == "cuda") {
-    // No CUDA executor is built yet: say so plainly instead of pretending.
-    std::cerr << "tessera: --backend cuda: this build has no CUDA executor (no GPU backend was built); "
-                 "use --backend cpu\n";
-    return 1;
+  std::unique_ptr<backend::ScheduleExecutor> executor;
+  try {
+    executor = make_backend(flags);
+  } catch (const backend::BackendUnavailable& error) {
+    return unavailable(error);
   }
-  if (flags.backend != "cpu") throw UserError("--backend: '" + flags.backend + "' is not one of cpu, cuda");
   Problem problem = make_problem(problem_flags);
-  if (problem.batch != 1) throw UserError("--batch: the CPU executor runs one sequence (batch 1)");
+  if (problem.batch != 1) throw UserError("--batch: the executors run one sequence (batch 1)");
   GeneratorOptions options = make_options(problem_flags, schedule_flags);
   CheckedSchedule checked = generate_checked(schedule_flags.algorithm, problem, options);
   const Schedule& schedule = checked.schedule;
   const Problem& run_problem = schedule.problem;
-  const double work = static_cast<double>(run_problem.seq_len) * static_cast<double>(run_problem.seq_len) *
-                      static_cast<double>(run_problem.heads) * static_cast<double>(run_problem.head_dim);
+  const double work = pair_work(run_problem);
   if (work > kMaxPairWork)
-    throw UserError("the CPU executor would need ~" + format_fixed(work / 1e9, 0) +
-                    " G multiply-adds per pass; use a smaller --seq, --heads or --head-dim (e.g. --seq 4K)");
+    throw UserError("the fp64 reference would need ~" + format_fixed(work / 1e9, 0) +
+                    " G multiply-adds per pass on the CPU; use a smaller --seq, --heads or --head-dim (e.g. --seq 4K)");
 
   backend::AttentionTensors inputs = backend::random_inputs(run_problem, flags.seed);
   backend::AttentionTensors reference = inputs;
@@ -47,17 +90,17 @@ int run_execute(const ProblemFlags& problem_flags, const ScheduleFlags& schedule
   single_options.tile.reset();
   CheckedSchedule single = generate_checked("ring", run_problem, single_options);
 
-  auto execute = [&](const CheckedSchedule& what) {
+  auto execute = [&](const CheckedSchedule& what, backend::ExecutionRecord& record) {
     backend::AttentionTensors tensors = inputs;
     tensors.out = reference.out;
     tensors.lse = reference.lse;
-    backend::execute_on_cpu(what.schedule, *what.grid, what.analysis, tensors);
+    executor->execute(what.schedule, *what.grid, what.analysis, tensors, record);
     return tensors;
   };
-  const auto started = std::chrono::steady_clock::now();
-  backend::AttentionTensors distributed = execute(checked);
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  backend::AttentionTensors one = execute(single);
+  backend::ExecutionRecord record, single_record;
+  backend::AttentionTensors distributed = execute(checked, record);
+  backend::AttentionTensors one = execute(single, single_record);
+  if (!flags.trace.empty()) write_measured_trace(flags.trace, schedule, record);
 
   struct Row {
     const char* name;
@@ -79,12 +122,13 @@ int run_execute(const ProblemFlags& problem_flags, const ScheduleFlags& schedule
   if (common.json) {
     nlohmann::json errors = nlohmann::json::object();
     for (const Row& row : rows) errors[row.name] = {{"max_abs_error", row.error}, {"single_device_error", row.single_error}};
-    std::cout << nlohmann::json{{"schedule", schedule.name()}, {"backend", "cpu"}, {"gpus", schedule.gpus},
-                                {"errors", errors}, {"passed", passed}, {"wall_s", wall_s}}
+    std::cout << nlohmann::json{{"schedule", schedule.name()}, {"backend", executor->name()}, {"device", record.device},
+                                {"gpus", schedule.gpus}, {"errors", errors}, {"passed", passed},
+                                {"makespan_s", record.makespan_s}, {"wall_s", record.wall_s}}
                      .dump(2)
               << "\n";
   } else {
-    std::cout << schedule.name() << " on the CPU reference executor (" << schedule.gpus << " ranks, seed " << flags.seed
+    std::cout << schedule.name() << " on " << record.device << " (" << schedule.gpus << " ranks, seed " << flags.seed
               << "); errors against dense fp64 attention on the same " << to_string(run_problem.dtype)
               << "-rounded inputs\n\n";
     Table table({"output", "max |error|", "single device", "ratio"});
@@ -92,10 +136,135 @@ int run_execute(const ProblemFlags& problem_flags, const ScheduleFlags& schedule
       table.add_row({row.name, format_fixed(row.error * 1e6, 3) + "e-6", format_fixed(row.single_error * 1e6, 3) + "e-6",
                      format_fixed(row.error / std::max(row.single_error, 1e-12), 2)});
     table.print(std::cout);
-    std::cout << "\n" << (passed ? "PASS" : "FAIL") << ": every error within 2x the single-device error ("
-              << format_seconds(wall_s) << ")\n";
+    std::cout << "\n" << (passed ? "PASS" : "FAIL") << ": every error within 2x the single-device error (ran in "
+              << format_seconds(record.makespan_s) << ")\n";
+    if (!flags.trace.empty()) std::cout << "wrote the measured Chrome trace to " << flags.trace << "\n";
   }
   return passed ? 0 : 1;
+}
+
+int run_validate(const ProblemFlags& problem_flags, const ScheduleFlags& schedule_flags, const HardwareFlags& hardware_flags,
+                 const NetworkFlags& network_flags, const RunFlags& flags, const CommonFlags& common) {
+  std::unique_ptr<backend::ScheduleExecutor> executor;
+  try {
+    executor = make_backend(flags);
+  } catch (const backend::BackendUnavailable& error) {
+    return unavailable(error);
+  }
+  Problem problem = make_problem(problem_flags);
+  if (problem.batch != 1) throw UserError("--batch: the executors run one sequence (batch 1)");
+  GeneratorOptions options = make_options(problem_flags, schedule_flags);
+  CheckedSchedule checked = generate_checked(schedule_flags.algorithm, problem, options);
+  const Schedule& schedule = checked.schedule;
+  const sim::GpuProfile gpu = flags.calibration.empty() ? sim::gpu_profile(flags.gpu) : sim::read_calibration(flags.calibration);
+
+  // Measured: inputs need the forward's O and LSE for backward passes; their values do not
+  // change the time, so a cheap stand-in (zeros and LSE 0) is used instead of a dense reference.
+  backend::AttentionTensors tensors = backend::random_inputs(schedule.problem, flags.seed);
+  tensors.out.assign(tensors.d_out.size(), 0);
+  tensors.lse.assign(static_cast<size_t>(schedule.problem.seq_len * schedule.problem.heads), 0);
+  backend::ExecutionRecord record;
+  executor->execute(schedule, *checked.grid, checked.analysis, tensors, record);
+  if (!flags.trace.empty()) write_measured_trace(flags.trace, schedule, record);
+
+  // Predicted: the simulator on the given network (uniform by default).
+  NetworkChoice network = make_network(network_flags, schedule.gpus);
+  topo::Topology topology = network.topology ? *network.topology : uniform_topology(schedule.gpus, make_hardware(hardware_flags));
+  std::vector<int32_t> placement = topo::place_ranks(topology, schedule, network.placement);
+  sim::SimResult predicted = sim::simulate(schedule, *checked.grid, checked.analysis, topology, placement, gpu, {});
+
+  // Per op kind: summed durations. The CPU interpreter runs ops one after another, so its
+  // end-to-end time is compared with the sum of predicted op times, not the parallel makespan.
+  struct Kind {
+    int64_t count = 0;
+    double predicted_s = 0, measured_s = 0;
+  };
+  std::map<std::string, Kind> kinds;
+  double predicted_serial_s = 0;
+  // A transfer's time counts from the later of its two sides' starts (the rendezvous), so
+  // time spent posted but waiting for the peer is not charged to it.
+  auto service_s = [&](const std::vector<double>& start_s, const std::vector<double>& finish_s, size_t index) {
+    double begin_s = start_s[index];
+    const int32_t partner = checked.analysis.partner[index];
+    if (partner >= 0) begin_s = std::max(begin_s, start_s[static_cast<size_t>(partner)]);
+    return std::max(0.0, finish_s[index] - begin_s);
+  };
+  for (size_t index = 0; index < schedule.ops.size(); ++index) {
+    const Op& op = schedule.ops[index];
+    const std::string name = to_string(op.kind) + (op.kind == OpKind::compute ? std::string(" ") + to_string(op.pass) : "");
+    Kind& kind = kinds[name];
+    ++kind.count;
+    const double predicted_s = service_s(predicted.op_start_s, predicted.op_finish_s, index);
+    kind.predicted_s += predicted_s;
+    kind.measured_s += service_s(record.op_start_s, record.op_finish_s, index);
+    predicted_serial_s += predicted_s;
+  }
+  const bool serial = flags.backend == "cpu";
+  const double predicted_end_s = serial ? predicted_serial_s : predicted.makespan_s;
+  const double error = record.makespan_s / predicted_end_s - 1;
+  if (common.json) {
+    nlohmann::json by_kind = nlohmann::json::object();
+    for (const auto& [name, kind] : kinds)
+      by_kind[name] = {{"ops", kind.count}, {"predicted_s", kind.predicted_s}, {"measured_s", kind.measured_s}};
+    std::cout << nlohmann::json{{"schedule", schedule.name()}, {"backend", executor->name()}, {"device", record.device},
+                                {"profile", gpu.name}, {"calibration", flags.calibration}, {"by_kind", by_kind},
+                                {"end_to_end", {{"predicted_s", predicted_end_s}, {"measured_s", record.makespan_s},
+                                                {"relative_error", error}, {"serial", serial}}}}
+                     .dump(2)
+              << "\n";
+    return 0;
+  }
+  std::cout << schedule.name() << ": predicted (simulator, " << (flags.calibration.empty() ? gpu.name + " profile" : flags.calibration)
+            << ", " << topology.name << ") versus measured (" << record.device << ")\n\n";
+  Table table({"op kind", "ops", "predicted", "measured", "measured / predicted"});
+  for (const auto& [name, kind] : kinds)
+    table.add_row({name, std::to_string(kind.count), format_seconds(kind.predicted_s), format_seconds(kind.measured_s),
+                   kind.predicted_s > 0 ? format_fixed(kind.measured_s / kind.predicted_s, 2) : "-"});
+  table.add_row({serial ? "end to end (serial)" : "end to end", "", format_seconds(predicted_end_s), format_seconds(record.makespan_s),
+                 format_fixed(record.makespan_s / predicted_end_s, 2)});
+  table.print(std::cout);
+  std::cout << "\nend-to-end error " << format_fixed(100 * error, 1) << " % ("
+            << (std::abs(error) <= 0.10 ? "within" : "outside") << " 10 %)";
+  if (serial) std::cout << "; the CPU interpreter runs ranks one after another, so predicted op times are summed";
+  std::cout << "\n";
+  return 0;
+}
+
+int run_calibrate(const ProblemFlags& problem_flags, const RunFlags& flags) {
+  std::unique_ptr<backend::ScheduleExecutor> executor;
+  try {
+    executor = make_backend(flags);
+  } catch (const backend::BackendUnavailable& error) {
+    return unavailable(error);
+  }
+  if (flags.calibration.empty()) throw UserError("--output: calibrate needs a file to write");
+  Problem shape = make_problem(problem_flags);
+  std::vector<int64_t> sides;
+  std::stringstream stream(flags.sides);
+  std::string part;
+  while (std::getline(stream, part, ',')) {
+    try {
+      sides.push_back(parse_count(part));
+    } catch (const UserError& error) {
+      throw UserError(std::string("--sides: ") + error.what());
+    }
+    if (sides.back() < 1) throw UserError("--sides: block sides must be positive");
+  }
+  if (sides.size() < 3) throw UserError("--sides: give at least three block sides (e.g. 128,256,512)");
+  if (flags.repeats < 1) throw UserError("--repeats: must be at least 1");
+  std::sort(sides.begin(), sides.end());
+  const backend::ComputeCalibration calibration =
+      backend::calibrate_compute(*executor, shape, sides, flags.repeats, [](const std::string& line) { std::cerr << line << "\n"; });
+  const nlohmann::json json = backend::calibration_json(calibration, executor->name(), shape);
+  std::ofstream file(flags.calibration);
+  if (!file) throw UserError(flags.calibration + ": cannot write the calibration file");
+  file << json.dump(2) << "\n";
+  if (!file) throw UserError(flags.calibration + ": writing failed");
+  std::cout << "fitted rate " << format_fixed(calibration.peak_flops_per_s / 1e9, 2) << " GFLOP/s, half efficiency at "
+            << format_fixed(calibration.half_efficiency_tokens, 0) << " tokens, overhead "
+            << format_seconds(calibration.launch_overhead_s) << " per block; backward/forward "
+            << format_fixed(calibration.backward_over_forward, 2) << "\nwrote " << flags.calibration << "\n";
+  return 0;
 }
 
 }  // namespace tessera::cli

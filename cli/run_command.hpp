@@ -1,5 +1,6 @@
 #pragma once
-// `tessera run`: execute a schedule with real tensors and check the numerics.
+// `tessera run`, `tessera validate`, `tessera calibrate`: execute schedules with real tensors
+// (CPU reference executor or CUDA), check the numerics, and set measured beside predicted.
 #include "commands.hpp"
 #include "problem_flags.hpp"
 
@@ -7,10 +8,20 @@ namespace tessera::cli {
 
 struct RunFlags {
   std::string backend = "cpu";
+  std::string transport = "local";
   uint64_t seed = 1;
+  double watchdog_s = 60;
+  std::string trace;        // measured Chrome trace
+  std::string calibration;  // validate: calibration JSON; calibrate: the file to write
+  std::string gpu = "h100"; // validate without a calibration file: the GPU profile
+  std::string sides = "128,256,512,1024";  // calibrate: block sides in tokens
+  int repeats = 3;
 };
 
 int run_execute(const ProblemFlags& problem, const ScheduleFlags& schedule, const RunFlags& flags,
                 const CommonFlags& common);
+int run_validate(const ProblemFlags& problem, const ScheduleFlags& schedule, const HardwareFlags& hardware,
+                 const NetworkFlags& network, const RunFlags& flags, const CommonFlags& common);
+int run_calibrate(const ProblemFlags& problem, const RunFlags& flags);
 
 }  // namespace tessera::cli

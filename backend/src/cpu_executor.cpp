@@ -1,12 +1,16 @@
 #include "tessera/backend/cpu_executor.hpp"
 
 #include <cmath>
+#include <chrono>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <random>
 #include <unordered_map>
 
+#include "tessera/backend/device_buffers.hpp"
+#include "tessera/backend/executor.hpp"
 #include "tessera/core/pair_count.hpp"
 
 namespace tessera::backend {
@@ -15,9 +19,9 @@ namespace {
 
 constexpr double kMinusInfinity = -std::numeric_limits<double>::infinity();
 
-// Rounds to the dtype's precision (round to nearest even on the mantissa; inputs here are small
-// and normal, so exponent range does not matter).
-double round_to(DType dtype, double value) {
+}  // namespace
+
+double round_to_dtype(DType dtype, double value) {
   int mantissa_bits = dtype == DType::bf16 ? 7 : dtype == DType::fp16 ? 10 : 23;
   if (value == 0) return 0;
   int exponent = 0;
@@ -25,6 +29,10 @@ double round_to(DType dtype, double value) {
   double scale = std::ldexp(1.0, mantissa_bits + 1);
   return std::ldexp(std::nearbyint(fraction * scale) / scale, exponent);
 }
+
+namespace {
+
+double round_to(DType dtype, double value) { return round_to_dtype(dtype, value); }
 
 bool allowed(const Mask& mask, const DocumentBounds& documents, int64_t query, int64_t key) {
   switch (mask.kind) {
@@ -36,12 +44,6 @@ bool allowed(const Mask& mask, const DocumentBounds& documents, int64_t query, i
   return false;
 }
 
-std::vector<int64_t> tokens_of(const BlockGrid& grid, int64_t chunk) {
-  std::vector<int64_t> tokens;
-  for (const auto& part : grid.tokens(chunk).parts)
-    for (int64_t index = 0; index < part.count; ++index) tokens.push_back(part.start + index * part.stride);
-  return tokens;
-}
 
 // Partial sums one rank holds for one chunk: forward O with its LSE, or gradients. Stored
 // over all heads of the sequence (only the head group's heads are ever touched).
@@ -81,14 +83,26 @@ class Executor {
           delta_[static_cast<size_t>(t * heads + h)] = static_cast<float>(sum);
         }
     }
-    for (int64_t chunk = 0; chunk < grid.chunks(); ++chunk) chunk_tokens_.push_back(tokens_of(grid, chunk));
+    for (int64_t chunk = 0; chunk < grid.chunks(); ++chunk) chunk_tokens_.push_back(chunk_token_list(grid, chunk));
   }
 
-  void run(const ScheduleAnalysis& analysis) {
+  // `on_op(index, started)` brackets every op (the measured trace); may be empty.
+  void run(const ScheduleAnalysis& analysis, const std::function<void(uint32_t, bool)>& on_op) {
     std::vector<uint8_t> collective_done(schedule_.collectives.size(), 0);
     std::vector<std::pair<uint64_t, std::unique_ptr<Partial>>> carried;
     for (uint32_t index : analysis.order) {
       const Op& op = schedule_.ops[index];
+      if (on_op) on_op(index, true);
+      run_op(op, collective_done, carried);
+      if (on_op) on_op(index, false);
+    }
+    collect_outputs();
+  }
+
+ private:
+  void run_op(const Op& op, std::vector<uint8_t>& collective_done,
+              std::vector<std::pair<uint64_t, std::unique_ptr<Partial>>>& carried) {
+    {
       switch (op.kind) {
         case OpKind::compute:
           for (const auto& block : schedule_.blocks_of(op)) {
@@ -130,10 +144,8 @@ class Executor {
           break;
       }
     }
-    collect_outputs();
   }
 
- private:
   static bool carries_data(const DataItem& item) {
     return item.kind == DataKind::O || item.kind == DataKind::dQ || item.kind == DataKind::dKV;
   }
@@ -439,7 +451,25 @@ void dense_attention(const Problem& problem, AttentionTensors& t, bool backward)
 void execute_on_cpu(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis,
                     AttentionTensors& tensors) {
   Executor executor(schedule, grid, tensors);
-  executor.run(analysis);
+  executor.run(analysis, {});
+}
+
+void execute_on_cpu(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis,
+                    AttentionTensors& tensors, ExecutionRecord& record) {
+  using Clock = std::chrono::steady_clock;
+  const auto started = Clock::now();
+  record.device = "CPU reference interpreter (one rank after another)";
+  record.op_start_s.assign(schedule.ops.size(), 0);
+  record.op_finish_s.assign(schedule.ops.size(), 0);
+  Executor executor(schedule, grid, tensors);
+  // The interpreter runs ranks one after another: times are those of a serial execution.
+  executor.run(analysis, [&](uint32_t index, bool starting) {
+    const double now_s = std::chrono::duration<double>(Clock::now() - started).count();
+    (starting ? record.op_start_s : record.op_finish_s)[index] = now_s;
+  });
+  record.makespan_s = 0;
+  for (double finish_s : record.op_finish_s) record.makespan_s = std::max(record.makespan_s, finish_s);
+  record.wall_s = std::chrono::duration<double>(Clock::now() - started).count();
 }
 
 double max_abs_error(const std::vector<double>& a, const std::vector<double>& b) {

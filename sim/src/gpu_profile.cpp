@@ -59,6 +59,7 @@ GpuProfile read_calibration(const std::string& path) {
   number("max_efficiency", profile.max_efficiency);
   number("half_efficiency_tokens", profile.half_efficiency_tokens);
   number("launch_overhead_s", profile.launch_overhead_s);
+  number("backward_rate_ratio", profile.backward_rate_ratio);
   if (profile.max_efficiency > 1) throw UserError(path + ": max_efficiency: must be at most 1");
   profile.name += " (calibrated)";
   return profile;

@@ -73,7 +73,8 @@ double op_compute_s(const Schedule& schedule, const BlockGrid& grid, const Op& o
                                                      : backward_flops_per_head(problem, pairs));
     double efficiency = gpu.efficiency(static_cast<double>(grid.chunk_tokens(block.q_chunk)),
                                        static_cast<double>(grid.chunk_tokens(block.kv_chunk)));
-    seconds += flops / (peak * efficiency) + gpu.launch_overhead_s;
+    const double rate = op.pass == Pass::forward ? 1.0 : gpu.backward_rate_ratio;
+    seconds += flops / (peak * efficiency * rate) + gpu.launch_overhead_s;
   }
   return seconds;
 }

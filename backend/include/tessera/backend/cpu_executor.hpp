@@ -26,6 +26,10 @@ struct AttentionTensors {
   std::vector<double> d_q, d_k, d_v;        // backward outputs
 };
 
+// Rounds to the dtype's precision (round to nearest even on the mantissa; inputs here are small
+// and normal, so the exponent range does not matter). Every executor rounds inputs this way.
+double round_to_dtype(DType dtype, double value);
+
 // Seeded random Q, K, V, dO (uniform in [-1, 1]) for a problem (batch 1).
 AttentionTensors random_inputs(const Problem& problem, uint64_t seed);
 
@@ -38,6 +42,11 @@ void dense_attention(const Problem& problem, AttentionTensors& tensors, bool bac
 // forward's results), from which each owner forms its Stats.
 void execute_on_cpu(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis,
                     AttentionTensors& tensors);
+
+// The same, recording when each op started and finished (seconds from the start).
+struct ExecutionRecord;
+void execute_on_cpu(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis,
+                    AttentionTensors& tensors, ExecutionRecord& record);
 
 // Largest absolute difference between two tensors of equal size.
 double max_abs_error(const std::vector<double>& a, const std::vector<double>& b);

@@ -18,6 +18,9 @@ struct GpuProfile {
   double max_efficiency = 0.7;             // fraction of peak a large attention block reaches
   double half_efficiency_tokens = 256;     // block side (sqrt(rows x cols)) at half of max_efficiency
   double launch_overhead_s = 5e-6;         // per block kernel
+  // Backward blocks' FLOP rate relative to forward blocks' (their FLOPs are 2.5x forward's;
+  // kernels differ in how well they run). Vendor profiles assume the same rate.
+  double backward_rate_ratio = 1.0;
 
   double peak_flops_per_s(DType dtype) const {
     return dtype == DType::fp32 ? peak_flops_per_s_fp32 : peak_flops_per_s_16bit;
@@ -32,7 +35,8 @@ std::vector<GpuProfile> gpu_profiles();
 GpuProfile gpu_profile(const std::string& name);  // UserError listing the known ones
 
 // A calibration JSON: {"gpu": "h100", "peak_flops_per_s_16bit": ..., "max_efficiency": ...,
-// "half_efficiency_tokens": ..., "launch_overhead_s": ..., "hbm_bytes_per_s": ...}; fields
+// "half_efficiency_tokens": ..., "launch_overhead_s": ..., "hbm_bytes_per_s": ...,
+// "backward_rate_ratio": ...}; fields
 // present replace the profile's. Errors name the file and the field.
 GpuProfile read_calibration(const std::string& path);
 

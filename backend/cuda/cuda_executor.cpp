@@ -1,0 +1,630 @@
+#include "cuda_executor.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <thread>
+#include <unordered_map>
+
+#include "attention_kernels.hpp"
+#include "cuda_check.hpp"
+#include "tessera/backend/device_buffers.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/core/pair_count.hpp"
+#include "transport.hpp"
+
+namespace tessera::backend::cuda {
+
+namespace {
+
+std::string gigabytes(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f GB", bytes / 1e9);
+  return text;
+}
+
+ElementType element_of(DType dtype) {
+  switch (dtype) {
+    case DType::fp32: return ElementType::fp32;
+    case DType::bf16: return ElementType::bf16;
+    case DType::fp16: return ElementType::fp16;
+  }
+  return ElementType::bf16;
+}
+
+// A device allocation with its size; freed stream-ordered or at the end of the run.
+struct Buffer {
+  void* data = nullptr;
+  int64_t bytes = 0;
+  float* floats() const { return static_cast<float*>(data); }
+};
+
+// Everything one run holds on the devices. Destroyed (and freed) when the run ends, also on error.
+class Run {
+ public:
+  Run(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis, DeviceTransport& transport,
+      const ExecutorOptions& options)
+      : schedule_(schedule), grid_(grid), analysis_(analysis), problem_(schedule.problem), transport_(transport),
+        options_(options) {}
+
+  ~Run() {
+    for (int device : devices_) {
+      cudaSetDevice(device);
+      cudaDeviceSynchronize();
+    }
+    for (auto* store : {&inputs_, &local_, &inbox_})
+      for (auto& [key, buffer] : *store) cudaFree(buffer.data);
+    for (void* data : scratch_) cudaFree(data);
+    for (auto& [device, tokens] : tokens_)
+      for (auto& data : tokens) cudaFree(data);
+    for (auto& [device, documents] : documents_) cudaFree(documents);
+    for (cudaEvent_t event : events_) cudaEventDestroy(event);
+    for (auto& [key, stream] : streams_) cudaStreamDestroy(stream);
+  }
+
+  void execute(AttentionTensors& tensors, ExecutionRecord& record) {
+    for (int32_t rank = 0; rank < schedule_.gpus; ++rank) {
+      const int device = transport_.device_of(rank);
+      if (std::find(devices_.begin(), devices_.end(), device) == devices_.end()) devices_.push_back(device);
+    }
+    upload_positions();
+    upload_inputs(tensors);
+    create_op_events();
+    for (int device : devices_) {
+      check_cuda(cudaSetDevice(device), "selecting GPU " + std::to_string(device));
+      check_cuda(cudaDeviceSynchronize(), "uploading the inputs");
+      cudaEvent_t origin = new_event(true);
+      check_cuda(cudaEventRecord(origin, stream_for(device_origin_rank(device), -1)), "recording the start");
+      origin_[device] = origin;
+    }
+    for (uint32_t index : analysis_.order) issue(index);
+    wait_with_watchdog();
+    record_times(record);
+    download_outputs(tensors);
+  }
+
+ private:
+  // --- streams and events ----------------------------------------------------------------
+  int32_t device_origin_rank(int device) const {
+    for (int32_t rank = 0; rank < schedule_.gpus; ++rank)
+      if (transport_.device_of(rank) == device) return rank;
+    return 0;
+  }
+  void select(int32_t rank) { check_cuda(cudaSetDevice(transport_.device_of(rank)), "selecting the GPU of rank " + std::to_string(rank)); }
+  cudaStream_t stream_for(int32_t rank, int32_t stream) {
+    auto& slot = streams_[{rank, stream}];
+    if (!slot) {
+      select(rank);
+      check_cuda(cudaStreamCreateWithFlags(&slot, cudaStreamNonBlocking), "creating a stream for rank " + std::to_string(rank));
+    }
+    return slot;
+  }
+  cudaStream_t stream_of(uint32_t op) { return stream_for(schedule_.ops[op].gpu, schedule_.ops[op].stream); }
+  cudaEvent_t new_event(bool timing) {
+    cudaEvent_t event = nullptr;
+    check_cuda(cudaEventCreateWithFlags(&event, timing ? cudaEventDefault : cudaEventDisableTiming), "creating an event");
+    events_.push_back(event);
+    return event;
+  }
+  void create_op_events() {
+    start_.resize(schedule_.ops.size());
+    end_.resize(schedule_.ops.size());
+    for (size_t index = 0; index < schedule_.ops.size(); ++index) {
+      select(schedule_.ops[index].gpu);
+      start_[index] = new_event(true);
+      end_[index] = new_event(true);
+    }
+  }
+
+  // --- buffers -----------------------------------------------------------------------------
+  static uint64_t key(int32_t rank, const DataItem& item) {
+    return (static_cast<uint64_t>(rank) << 44) ^ item.key();
+  }
+  Buffer allocate(int32_t rank, int64_t bytes, cudaStream_t stream, const std::string& what) {
+    select(rank);
+    Buffer buffer;
+    buffer.bytes = bytes;
+    check_cuda(cudaMallocAsync(&buffer.data, static_cast<size_t>(std::max<int64_t>(bytes, 4)), stream), what);
+    return buffer;
+  }
+  // A fresh accumulator: O = 0 with LSE = -infinity, gradients = 0.
+  Buffer empty_partial(int32_t rank, const DataItem& item, cudaStream_t stream, const std::string& what) {
+    Buffer buffer = allocate(rank, device_item_bytes(schedule_, grid_, item), stream, what);
+    check_cuda(cudaMemsetAsync(buffer.data, 0, static_cast<size_t>(buffer.bytes), stream), what);
+    if (item.kind == DataKind::O) {
+      const int64_t row_heads = rows(item.chunk) * query_heads_per_group(problem_, schedule_.head_groups);
+      check_cuda(launch_fill(buffer.floats() + row_heads * problem_.head_dim_v, -std::numeric_limits<float>::infinity(),
+                             row_heads, stream),
+                 what);
+    }
+    return buffer;
+  }
+  Buffer& partial(int32_t rank, const DataItem& item, cudaStream_t stream, const std::string& what) {
+    auto it = local_.find(key(rank, item));
+    if (it == local_.end()) it = local_.emplace(key(rank, item), empty_partial(rank, item, stream, what)).first;
+    return it->second;
+  }
+  const Buffer& input(int32_t rank, const DataItem& item, const std::string& what) const {
+    auto it = inputs_.find(key(rank, item));
+    if (it == inputs_.end()) throw CudaError(what + ": " + to_string(item) + " is not on GPU " + std::to_string(rank));
+    return it->second;
+  }
+  // Folds `arrived` into store[where] on `stream`: LSE-weighted for O, sums for gradients.
+  void fold(std::unordered_map<uint64_t, Buffer>& store, uint64_t where, const DataItem& item, Buffer arrived,
+            cudaStream_t stream, const std::string& what) {
+    auto it = store.find(where);
+    if (it == store.end()) {
+      store.emplace(where, arrived);
+      return;
+    }
+    if (item.kind == DataKind::O)
+      check_cuda(launch_merge_outputs(it->second.floats(), arrived.floats(),
+                                      rows(item.chunk) * query_heads_per_group(problem_, schedule_.head_groups),
+                                      static_cast<int32_t>(problem_.head_dim_v), stream),
+                 what);
+    else
+      check_cuda(launch_add(it->second.floats(), arrived.floats(), arrived.bytes / 4, stream), what);
+    check_cuda(cudaFreeAsync(arrived.data, stream), what);
+  }
+  int64_t rows(int32_t chunk) const { return grid_.chunk_tokens(chunk); }
+
+  // --- uploads -------------------------------------------------------------------------------
+  template <typename T>
+  T* upload(const std::vector<T>& values, const std::string& what) {
+    void* data = nullptr;
+    check_cuda(cudaMalloc(&data, std::max<size_t>(values.size() * sizeof(T), 4)), what);
+    check_cuda(cudaMemcpy(data, values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice), what);
+    return static_cast<T*>(data);
+  }
+  void upload_positions() {
+    for (int device : devices_) {
+      check_cuda(cudaSetDevice(device), "selecting GPU " + std::to_string(device));
+      auto& tokens = tokens_[device];
+      for (int32_t chunk = 0; chunk < schedule_.chunks(); ++chunk)
+        tokens.push_back(upload(chunk_token_list(grid_, chunk), "uploading token positions"));
+      if (problem_.mask.kind == MaskKind::documents) {
+        DocumentBounds bounds(problem_.mask.document_lengths);
+        std::vector<int32_t> document(static_cast<size_t>(problem_.seq_len));
+        for (int64_t token = 0; token < problem_.seq_len; ++token)
+          document[static_cast<size_t>(token)] = static_cast<int32_t>(bounds.document_of(token));
+        documents_[device] = upload(document, "uploading document bounds");
+      }
+    }
+  }
+  // One input item of chunk `chunk`, head group `group`, packed as device_buffers.hpp lays it out.
+  std::vector<float> pack(const AttentionTensors& t, const DataItem& item) const {
+    const int64_t H = problem_.heads, G = problem_.kv_heads, d = problem_.head_dim, dv = problem_.head_dim_v;
+    const int64_t hg = query_heads_per_group(problem_, schedule_.head_groups);
+    const int64_t gg = kv_heads_per_group(problem_, schedule_.head_groups);
+    const int64_t first_head = item.head_group * hg;
+    const int64_t first_kv = first_kv_head_of_group(problem_, schedule_.head_groups, item.head_group);
+    const std::vector<int64_t> tokens = chunk_token_list(grid_, item.chunk);
+    const auto n = static_cast<int64_t>(tokens.size());
+    auto rounded = [&](double value) { return static_cast<float>(round_to_dtype(problem_.dtype, value)); };
+    std::vector<float> packed;
+    switch (item.kind) {
+      case DataKind::Q:
+        for (int64_t r = 0; r < n; ++r)
+          for (int64_t h = 0; h < hg; ++h)
+            for (int64_t e = 0; e < d; ++e) packed.push_back(rounded(t.q[static_cast<size_t>((tokens[r] * H + first_head + h) * d + e)]));
+        break;
+      case DataKind::KV:
+        for (int64_t r = 0; r < n; ++r)
+          for (int64_t g = 0; g < gg; ++g)
+            for (int64_t e = 0; e < d; ++e) packed.push_back(rounded(t.k[static_cast<size_t>((tokens[r] * G + first_kv + g) * d + e)]));
+        for (int64_t r = 0; r < n; ++r)
+          for (int64_t g = 0; g < gg; ++g)
+            for (int64_t e = 0; e < dv; ++e) packed.push_back(rounded(t.v[static_cast<size_t>((tokens[r] * G + first_kv + g) * dv + e)]));
+        break;
+      case DataKind::dO:
+        for (int64_t r = 0; r < n; ++r)
+          for (int64_t h = 0; h < hg; ++h)
+            for (int64_t e = 0; e < dv; ++e)
+              packed.push_back(rounded(t.d_out[static_cast<size_t>((tokens[r] * H + first_head + h) * dv + e)]));
+        break;
+      case DataKind::Stats: {
+        // The forward's LSE and delta = rowsum(dO * O), formed by the owner as the CPU executor does.
+        std::vector<float> delta;
+        for (int64_t r = 0; r < n; ++r)
+          for (int64_t h = 0; h < hg; ++h) {
+            const int64_t row_head = tokens[r] * H + first_head + h;
+            packed.push_back(static_cast<float>(t.lse[static_cast<size_t>(row_head)]));
+            double sum = 0;
+            for (int64_t e = 0; e < dv; ++e)
+              sum += static_cast<double>(rounded(t.d_out[static_cast<size_t>(row_head * dv + e)])) *
+                     static_cast<float>(t.out[static_cast<size_t>(row_head * dv + e)]);
+            delta.push_back(static_cast<float>(sum));
+          }
+        packed.insert(packed.end(), delta.begin(), delta.end());
+        break;
+      }
+      default: break;
+    }
+    return packed;
+  }
+  void upload_inputs(const AttentionTensors& tensors) {
+    std::vector<DataKind> kinds = {DataKind::Q, DataKind::KV};
+    if (problem_.has_backward()) kinds.insert(kinds.end(), {DataKind::dO, DataKind::Stats});
+    const ElementType element = element_of(problem_.dtype);
+    for (int32_t chunk = 0; chunk < schedule_.chunks(); ++chunk)
+      for (int32_t group = 0; group < schedule_.head_groups; ++group)
+        for (DataKind kind : kinds) {
+          const DataItem item{kind, group, chunk};
+          const int32_t owner = schedule_.owner(chunk);
+          const std::string what = "uploading " + to_string(item) + " to GPU " + std::to_string(owner);
+          select(owner);
+          const std::vector<float> packed = pack(tensors, item);
+          float* staging = upload(packed, what);
+          Buffer buffer;
+          buffer.bytes = device_item_bytes(schedule_, grid_, item);
+          check_cuda(cudaMalloc(&buffer.data, static_cast<size_t>(std::max<int64_t>(buffer.bytes, 4))), what);
+          if (kind == DataKind::Stats)
+            check_cuda(cudaMemcpy(buffer.data, staging, packed.size() * 4, cudaMemcpyDeviceToDevice), what);
+          else
+            check_cuda(launch_convert(buffer.data, element, staging, static_cast<int64_t>(packed.size()), nullptr), what);
+          check_cuda(cudaDeviceSynchronize(), what);
+          cudaFree(staging);
+          inputs_[key(owner, item)] = buffer;
+        }
+  }
+
+  // --- issuing ops -----------------------------------------------------------------------------
+  void issue(uint32_t index) {
+    const Op& op = schedule_.ops[index];
+    const std::string what = schedule_.describe(op);
+    cudaStream_t stream = stream_of(index);
+    select(op.gpu);
+    // Waits only across streams: ops of one stream are already ordered.
+    for (uint32_t dep : analysis_.deps_of(index)) {
+      const Op& before = schedule_.ops[dep];
+      if (before.gpu != op.gpu || before.stream != op.stream) check_cuda(cudaStreamWaitEvent(stream, end_[dep], 0), what);
+    }
+    check_cuda(cudaEventRecord(start_[index], stream), what);
+    switch (op.kind) {
+      case OpKind::compute:
+        for (const BlockRef& block : schedule_.blocks_of(op)) compute_block(op, block, stream, what);
+        check_cuda(cudaEventRecord(end_[index], stream), what);
+        break;
+      case OpKind::merge:
+        for (const DataItem& item : schedule_.items_of(op)) {
+          if (!is_accumulator(item.kind) || item.kind == DataKind::LSE) continue;
+          auto it = inbox_.find(key(op.gpu, item));
+          if (it == inbox_.end()) continue;
+          Buffer arrived = it->second;
+          inbox_.erase(it);
+          fold(local_, key(op.gpu, item), item, arrived, stream, what);
+        }
+        check_cuda(cudaEventRecord(end_[index], stream), what);
+        break;
+      case OpKind::send:
+      case OpKind::recv: {
+        // The pair moves data when its second op is issued (both have reached it: rendezvous).
+        const auto partner = static_cast<uint32_t>(analysis_.partner[index]);
+        if (!reached_[partner]) {
+          reached_[index] = 1;
+          break;
+        }
+        const uint32_t send = op.kind == OpKind::send ? index : partner;
+        const uint32_t recv = op.kind == OpKind::send ? partner : index;
+        transfer_pairs({{send, recv, schedule_.items_of(schedule_.ops[send])}}, what);
+        break;
+      }
+      case OpKind::collective: {
+        const auto c = static_cast<size_t>(op.peer);
+        const auto& members = analysis_.collective_ops[c];
+        if (++collective_arrivals_[c] < members.size()) break;
+        std::map<int32_t, uint32_t> op_of_rank;
+        for (uint32_t member : members) op_of_rank[schedule_.ops[member].gpu] = member;
+        std::vector<Pair> pairs;
+        for (const Transfer& transfer : schedule_.collectives[c].transfers)
+          pairs.push_back({op_of_rank.at(transfer.src), op_of_rank.at(transfer.dst), schedule_.items_of(transfer)});
+        transfer_pairs(pairs, what, members);
+        break;
+      }
+    }
+  }
+
+  void compute_block(const Op& op, const BlockRef& block, cudaStream_t stream, const std::string& what) {
+    const int32_t rank = op.gpu;
+    const int device = transport_.device_of(rank);
+    BlockShape shape;
+    shape.q_rows = static_cast<int32_t>(rows(block.q_chunk));
+    shape.kv_rows = static_cast<int32_t>(rows(block.kv_chunk));
+    shape.heads = static_cast<int32_t>(query_heads_per_group(problem_, schedule_.head_groups));
+    shape.kv_heads = static_cast<int32_t>(kv_heads_per_group(problem_, schedule_.head_groups));
+    shape.head_dim = static_cast<int32_t>(problem_.head_dim);
+    shape.head_dim_v = static_cast<int32_t>(problem_.head_dim_v);
+    shape.first_head = block.head_group * shape.heads;
+    shape.first_kv_head = static_cast<int32_t>(first_kv_head_of_group(problem_, schedule_.head_groups, block.head_group));
+    shape.heads_per_kv = static_cast<int32_t>(problem_.heads / problem_.kv_heads);
+    shape.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(problem_.head_dim)));
+    MaskArgs mask;
+    mask.kind = static_cast<int>(problem_.mask.kind == MaskKind::full ? 0
+                                 : problem_.mask.kind == MaskKind::causal ? 1
+                                 : problem_.mask.kind == MaskKind::sliding_window ? 2 : 3);
+    mask.window_tokens = problem_.mask.window_tokens;
+    if (problem_.mask.kind == MaskKind::documents) mask.document_of_token = documents_.at(device);
+    const auto& tokens = tokens_.at(device);
+    if (op.pass == Pass::forward) {
+      ForwardArgs args;
+      args.shape = shape;
+      args.mask = mask;
+      args.element = element_of(problem_.dtype);
+      args.q = input(rank, {DataKind::Q, block.head_group, block.q_chunk}, what).data;
+      args.kv = input(rank, {DataKind::KV, block.head_group, block.kv_chunk}, what).data;
+      args.q_tokens = tokens[static_cast<size_t>(block.q_chunk)];
+      args.kv_tokens = tokens[static_cast<size_t>(block.kv_chunk)];
+      args.out = partial(rank, {DataKind::O, block.head_group, block.q_chunk}, stream, what).floats();
+      check_cuda(launch_forward_block(args, stream), what + ", block " + to_string(block));
+    } else {
+      BackwardArgs args;
+      args.shape = shape;
+      args.mask = mask;
+      args.element = element_of(problem_.dtype);
+      args.q = input(rank, {DataKind::Q, block.head_group, block.q_chunk}, what).data;
+      args.kv = input(rank, {DataKind::KV, block.head_group, block.kv_chunk}, what).data;
+      args.d_out = input(rank, {DataKind::dO, block.head_group, block.q_chunk}, what).data;
+      args.stats = static_cast<const float*>(input(rank, {DataKind::Stats, block.head_group, block.q_chunk}, what).data);
+      args.q_tokens = tokens[static_cast<size_t>(block.q_chunk)];
+      args.kv_tokens = tokens[static_cast<size_t>(block.kv_chunk)];
+      args.d_q = partial(rank, {DataKind::dQ, block.head_group, block.q_chunk}, stream, what).floats();
+      args.d_kv = partial(rank, {DataKind::dKV, block.head_group, block.kv_chunk}, stream, what).floats();
+      check_cuda(launch_backward_block(args, stream), what + ", block " + to_string(block));
+    }
+  }
+
+  struct Pair {
+    uint32_t send_op, recv_op;
+    std::span<const DataItem> items;
+  };
+  // Moves the items of every pair as one transport group, then completes all ops involved
+  // together: each op's stream waits for every arrival before its end event.
+  void transfer_pairs(const std::vector<Pair>& pairs, const std::string& what, std::vector<uint32_t> ops = {}) {
+    struct Arrival {
+      int32_t rank;
+      cudaStream_t stream;
+      uint64_t where;
+      DataItem item;
+      Buffer buffer;
+    };
+    std::vector<Arrival> arrivals;
+    std::vector<std::pair<uint32_t, Buffer>> moved;  // accumulators leaving their sender
+    if (ops.empty())
+      for (const Pair& pair : pairs) ops.insert(ops.end(), {pair.send_op, pair.recv_op});
+    transport_.begin_group();
+    for (const Pair& pair : pairs) {
+      const Op& send = schedule_.ops[pair.send_op];
+      const Op& recv = schedule_.ops[pair.recv_op];
+      const int32_t from = send.gpu, to = recv.gpu;
+      cudaStream_t from_stream = stream_of(pair.send_op), to_stream = stream_of(pair.recv_op);
+      for (const DataItem& item : pair.items) {
+        if (item.kind == DataKind::LSE) continue;  // travels with its O
+        Buffer source;
+        if (is_accumulator(item.kind)) {
+          auto it = local_.find(key(from, item));
+          if (it == local_.end()) {
+            source = empty_partial(from, item, from_stream, what);
+          } else {
+            source = it->second;
+            local_.erase(it);
+          }
+          moved.emplace_back(pair.send_op, source);
+        } else {
+          source = input(from, item, what);
+        }
+        Buffer target = allocate(to, source.bytes, to_stream, what);
+        transport_.copy({from, transport_.device_of(from), from_stream, source.data},
+                        {to, transport_.device_of(to), to_stream, target.data}, static_cast<size_t>(source.bytes),
+                        what + ", " + to_string(item));
+        if (is_accumulator(item.kind)) {
+          arrivals.push_back({to, to_stream, key(to, item), item, target});
+        } else if (!inputs_.emplace(key(to, item), target).second) {
+          scratch_.push_back(target.data);  // already held: the copy only completes the match
+        }
+      }
+    }
+    transport_.end_group(what);
+    for (Arrival& arrival : arrivals) {
+      select(arrival.rank);
+      fold(inbox_, arrival.where, arrival.item, arrival.buffer, arrival.stream, what);
+    }
+    // Rendezvous: every op of the group ends when all of the group's data has arrived.
+    std::vector<cudaEvent_t> arrived;
+    for (uint32_t op : ops) {
+      select(schedule_.ops[op].gpu);
+      cudaEvent_t event = new_event(false);
+      check_cuda(cudaEventRecord(event, stream_of(op)), what);
+      arrived.push_back(event);
+    }
+    for (uint32_t op : ops) {
+      select(schedule_.ops[op].gpu);
+      for (cudaEvent_t event : arrived) check_cuda(cudaStreamWaitEvent(stream_of(op), event, 0), what);
+      for (auto& [send_op, buffer] : moved)
+        if (send_op == op) check_cuda(cudaFreeAsync(buffer.data, stream_of(op)), what);
+      check_cuda(cudaEventRecord(end_[op], stream_of(op)), what);
+    }
+  }
+
+  // --- completion ------------------------------------------------------------------------------
+  void wait_with_watchdog() {
+    using Clock = std::chrono::steady_clock;
+    auto last_progress = Clock::now();
+    size_t next = 0;
+    while (next < analysis_.order.size()) {
+      const uint32_t index = analysis_.order[next];
+      const cudaError_t status = cudaEventQuery(end_[index]);
+      if (status == cudaSuccess) {
+        ++next;
+        last_progress = Clock::now();
+        continue;
+      }
+      if (status != cudaErrorNotReady) check_cuda(status, schedule_.describe(schedule_.ops[index]));
+      const double idle_s = std::chrono::duration<double>(Clock::now() - last_progress).count();
+      if (idle_s > options_.watchdog_s) {
+        transport_.abort();
+        throw CudaError("watchdog: no progress for " + std::to_string(static_cast<int>(idle_s)) + " s; waiting for " +
+                        schedule_.describe(schedule_.ops[index]));
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    for (int device : devices_) {
+      check_cuda(cudaSetDevice(device), "selecting GPU " + std::to_string(device));
+      check_cuda(cudaDeviceSynchronize(), "finishing the run");
+    }
+  }
+
+  void record_times(ExecutionRecord& record) {
+    record.op_start_s.assign(schedule_.ops.size(), 0);
+    record.op_finish_s.assign(schedule_.ops.size(), 0);
+    record.makespan_s = 0;
+    for (size_t index = 0; index < schedule_.ops.size(); ++index) {
+      cudaEvent_t origin = origin_.at(transport_.device_of(schedule_.ops[index].gpu));
+      float start_ms = 0, finish_ms = 0;
+      check_cuda(cudaEventElapsedTime(&start_ms, origin, start_[index]), "reading op times");
+      check_cuda(cudaEventElapsedTime(&finish_ms, origin, end_[index]), "reading op times");
+      record.op_start_s[index] = start_ms * 1e-3;
+      record.op_finish_s[index] = finish_ms * 1e-3;
+      record.makespan_s = std::max(record.makespan_s, record.op_finish_s[index]);
+    }
+  }
+
+  std::vector<float> download(int32_t rank, const DataItem& item) {
+    std::vector<float> values;
+    auto it = local_.find(key(rank, item));
+    if (it == local_.end()) return values;
+    select(rank);
+    values.resize(static_cast<size_t>(it->second.bytes / 4));
+    check_cuda(cudaMemcpy(values.data(), it->second.data, static_cast<size_t>(it->second.bytes), cudaMemcpyDeviceToHost),
+               "downloading " + to_string(item) + " from GPU " + std::to_string(rank));
+    return values;
+  }
+
+  void download_outputs(AttentionTensors& t) {
+    const int64_t N = t.tokens, H = problem_.heads, G = problem_.kv_heads, d = problem_.head_dim, dv = problem_.head_dim_v;
+    const int64_t hg = query_heads_per_group(problem_, schedule_.head_groups);
+    const int64_t gg = kv_heads_per_group(problem_, schedule_.head_groups);
+    if (problem_.has_forward()) {
+      t.out.assign(static_cast<size_t>(N * H * dv), 0);
+      t.lse.assign(static_cast<size_t>(N * H), 0);
+    }
+    if (problem_.has_backward()) {
+      t.d_q.assign(static_cast<size_t>(N * H * d), 0);
+      t.d_k.assign(static_cast<size_t>(N * G * d), 0);
+      t.d_v.assign(static_cast<size_t>(N * G * dv), 0);
+    }
+    for (int32_t chunk = 0; chunk < schedule_.chunks(); ++chunk) {
+      const std::vector<int64_t> tokens = chunk_token_list(grid_, chunk);
+      const auto n = static_cast<int64_t>(tokens.size());
+      const int32_t owner = schedule_.owner(chunk);
+      for (int32_t group = 0; group < schedule_.head_groups; ++group) {
+        const int64_t first_head = group * hg;
+        const int64_t first_kv = first_kv_head_of_group(problem_, schedule_.head_groups, group);
+        const std::vector<float> out = download(owner, {DataKind::O, group, chunk});
+        const std::vector<float> d_q = download(owner, {DataKind::dQ, group, chunk});
+        const std::vector<float> d_kv = download(owner, {DataKind::dKV, group, chunk});
+        for (int64_t r = 0; r < n; ++r) {
+          const int64_t token = tokens[static_cast<size_t>(r)];
+          for (int64_t h = 0; h < hg; ++h) {
+            const int64_t local = r * hg + h, global = token * H + first_head + h;
+            if (!out.empty()) {
+              t.lse[static_cast<size_t>(global)] = out[static_cast<size_t>(n * hg * dv + local)];
+              for (int64_t e = 0; e < dv; ++e) t.out[static_cast<size_t>(global * dv + e)] = out[static_cast<size_t>(local * dv + e)];
+            }
+            if (!d_q.empty())
+              for (int64_t e = 0; e < d; ++e) t.d_q[static_cast<size_t>(global * d + e)] = d_q[static_cast<size_t>(local * d + e)];
+          }
+          // Replicated KV heads (more head groups than KV heads) add up.
+          if (!d_kv.empty())
+            for (int64_t g = 0; g < gg; ++g) {
+              const int64_t local = r * gg + g, global = token * G + first_kv + g;
+              for (int64_t e = 0; e < d; ++e) t.d_k[static_cast<size_t>(global * d + e)] += d_kv[static_cast<size_t>(local * d + e)];
+              for (int64_t e = 0; e < dv; ++e)
+                t.d_v[static_cast<size_t>(global * dv + e)] += d_kv[static_cast<size_t>(n * gg * d + local * dv + e)];
+            }
+        }
+      }
+    }
+  }
+
+  const Schedule& schedule_;
+  const BlockGrid& grid_;
+  const ScheduleAnalysis& analysis_;
+  const Problem& problem_;
+  DeviceTransport& transport_;
+  const ExecutorOptions& options_;
+  std::vector<int> devices_;
+  std::map<std::pair<int32_t, int32_t>, cudaStream_t> streams_;
+  std::vector<cudaEvent_t> events_, start_, end_;
+  std::map<int, cudaEvent_t> origin_;
+  std::map<int, std::vector<int64_t*>> tokens_;
+  std::map<int, int32_t*> documents_;
+  std::unordered_map<uint64_t, Buffer> inputs_, local_, inbox_;
+  std::vector<void*> scratch_;
+  std::vector<uint8_t> reached_ = std::vector<uint8_t>(schedule_.ops.size(), 0);
+  std::vector<size_t> collective_arrivals_ = std::vector<size_t>(schedule_.collectives.size(), 0);
+};
+
+class CudaExecutor final : public ScheduleExecutor {
+ public:
+  CudaExecutor(const ExecutorOptions& options, int devices) : options_(options), devices_(devices) {}
+  std::string name() const override { return "cuda/" + to_string(options_.transport); }
+
+  void execute(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis,
+               AttentionTensors& tensors, ExecutionRecord& record) override {
+    const auto started = std::chrono::steady_clock::now();
+    if (schedule.problem.head_dim > kMaxHeadDim || schedule.problem.head_dim_v > kMaxHeadDim)
+      throw UserError("--head-dim: the CUDA kernels support head dimensions up to " + std::to_string(kMaxHeadDim));
+    if (options_.transport == Transport::nccl && schedule.gpus > devices_)
+      throw BackendUnavailable("the nccl transport runs one rank per GPU: the schedule has " + std::to_string(schedule.gpus) +
+                               " ranks but " + std::to_string(devices_) + " GPUs are visible (use --transport local)");
+    check_memory(schedule, grid);
+    std::unique_ptr<DeviceTransport> transport =
+        options_.transport == Transport::nccl ? make_nccl_transport(schedule.gpus) : make_local_transport();
+    cudaDeviceProp properties{};
+    check_cuda(cudaGetDeviceProperties(&properties, 0), "reading the GPU's properties");
+    record.device = std::string(properties.name) + " x" +
+                    std::to_string(options_.transport == Transport::nccl ? schedule.gpus : 1) + ", " + transport->name();
+    {
+      Run run(schedule, grid, analysis, *transport, options_);
+      run.execute(tensors, record);
+    }
+    record.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  }
+
+ private:
+  // Refuses, before allocating anything, a run that cannot fit.
+  void check_memory(const Schedule& schedule, const BlockGrid& grid) const {
+    const DeviceMemoryPlan plan = plan_device_memory(schedule, grid);
+    const int gpus = options_.transport == Transport::nccl ? schedule.gpus : 1;
+    for (int device = 0; device < gpus; ++device) {
+      check_cuda(cudaSetDevice(device), "selecting GPU " + std::to_string(device));
+      size_t free_bytes = 0, total_bytes = 0;
+      check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "reading free GPU memory");
+      const int64_t needed =
+          options_.transport == Transport::nccl ? plan.rank_bytes[static_cast<size_t>(device)] : plan.total_bytes;
+      // Token positions (8 bytes a token) and document bounds come on top of the buffers.
+      const int64_t with_positions = needed + schedule.problem.seq_len * 12;
+      if (static_cast<double>(with_positions) > 0.95 * static_cast<double>(free_bytes))
+        throw UserError("the schedule does not fit on GPU " + std::to_string(device) + ": it needs up to " +
+                        gigabytes(static_cast<double>(with_positions)) + " (" +
+                        (options_.transport == Transport::nccl ? "one rank" : std::to_string(schedule.gpus) + " virtual ranks") +
+                        ") and " + gigabytes(static_cast<double>(free_bytes)) + " of " +
+                        gigabytes(static_cast<double>(total_bytes)) + " is free");
+    }
+  }
+
+  ExecutorOptions options_;
+  int devices_;
+};
+
+}  // namespace
+
+std::unique_ptr<ScheduleExecutor> make_cuda_executor(const ExecutorOptions& options) {
+  const int devices = cuda_device_count();
+  if (devices == 0) throw BackendUnavailable("no CUDA GPU was found on this machine (cudaGetDeviceCount reports none)");
+  return std::make_unique<CudaExecutor>(options, devices);
+}
+
+}  // namespace tessera::backend::cuda

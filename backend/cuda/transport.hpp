@@ -1,0 +1,42 @@
+#pragma once
+// How bytes move between ranks on the CUDA executor. Both transports see the same calls: a
+// group of copies, each from a buffer on one rank's stream to a buffer on another's, that
+// complete together (the schedule's rendezvous).
+//  - local: all ranks are virtual ranks on one GPU; a copy is a device-to-device memcpy on the
+//    receiver's stream after the sender's stream has reached the send.
+//  - nccl: rank r is device r in this process; a copy is ncclSend/ncclRecv inside one group.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+namespace tessera::backend::cuda {
+
+struct Endpoint {
+  int32_t rank = 0;
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  void* data = nullptr;
+};
+
+class DeviceTransport {
+ public:
+  virtual ~DeviceTransport() = default;
+  virtual std::string name() const = 0;
+  virtual int device_of(int32_t rank) const = 0;
+  virtual void begin_group() = 0;
+  // `what` names the op for error messages.
+  virtual void copy(const Endpoint& from, const Endpoint& to, size_t bytes, const std::string& what) = 0;
+  virtual void end_group(const std::string& what) = 0;
+  // Aborts in-flight communication (the watchdog's last resort); never throws.
+  virtual void abort() noexcept {}
+};
+
+std::unique_ptr<DeviceTransport> make_local_transport();
+// Needs `ranks` visible devices; initialises one communicator per device (ncclCommInitAll).
+std::unique_ptr<DeviceTransport> make_nccl_transport(int32_t ranks);
+
+}  // namespace tessera::backend::cuda

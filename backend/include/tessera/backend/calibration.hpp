@@ -1,0 +1,51 @@
+#pragma once
+// Measures how fast an executor computes attention blocks and fits the simulator's compute
+// model to it (sim/gpu_profile.hpp: time = FLOPs / (peak x efficiency(side)) + overhead, with
+// efficiency(side) = side / (side + half_efficiency_tokens)), so that predictions use the
+// machine's own speed. The result is the calibration JSON `tessera simulate --calibration` reads.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tessera/backend/executor.hpp"
+#include "tessera/core/problem.hpp"
+
+namespace tessera::backend {
+
+struct BlockMeasurement {
+  int64_t side_tokens = 0;   // a full (unmasked) block of side x side tokens
+  double flops = 0;          // forward FLOPs of the block (4 x side^2 x d x heads)
+  double forward_s = 0;      // median measured time of the block's compute op
+  double backward_s = 0;
+};
+
+struct ComputeCalibration {
+  std::vector<BlockMeasurement> blocks;
+  double peak_flops_per_s = 0;       // the fitted large-block rate (efficiency folded in: max_efficiency = 1)
+  double half_efficiency_tokens = 0;
+  double launch_overhead_s = 0;
+  double backward_over_forward = 0;  // measured backward / forward time, large blocks (FLOPs say 2.5)
+  double backward_rate_ratio = 1;    // backward FLOP rate over forward's: 2.5 / backward_over_forward
+  double merge_bytes_per_s = 0;      // merges: 3 x partial bytes (read two, write one) per second
+  double largest_block_flops_per_s = 0;
+};
+
+// Runs one-rank forward and backward schedules of full blocks of each side on `executor` and
+// fits the model by least squares. `heads`, `head_dim` and `dtype` come from `shape`.
+ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& shape, const std::vector<int64_t>& sides,
+                                     int repeats, const std::function<void(const std::string&)>& progress = {});
+
+// Least-squares fit of t = F / R + F x half / (R x side) + overhead (the profile's model).
+// Returns {R, half, overhead}; half and overhead are clamped at 0.
+struct ComputeFit {
+  double rate_flops_per_s = 0, half_efficiency_tokens = 0, overhead_s = 0;
+};
+ComputeFit fit_compute_model(const std::vector<BlockMeasurement>& blocks);
+
+// The calibration file: the simulator's profile fields plus what was measured, for the record.
+nlohmann::json calibration_json(const ComputeCalibration& calibration, const std::string& device, const Problem& shape);
+
+}  // namespace tessera::backend

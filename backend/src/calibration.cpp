@@ -1,0 +1,196 @@
+#include "tessera/backend/calibration.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "tessera/core/data_size.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/costmodel/checker.hpp"
+#include "tessera/costmodel/generators.hpp"
+
+namespace tessera::backend {
+
+namespace {
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values.empty() ? 0 : values[values.size() / 2];
+}
+
+// Median time of the compute op of a one-rank schedule over one full block of `side` tokens.
+double time_block(ScheduleExecutor& executor, Problem problem, int64_t side, Pass pass, int repeats) {
+  problem.seq_len = side;
+  problem.mask = Mask{};
+  problem.mask.kind = MaskKind::full;
+  problem.pass = pass;
+  GeneratorOptions options;
+  options.gpus = 1;
+  Schedule schedule = generate_schedule("ring", problem, options);
+  BlockGrid grid(schedule.problem, schedule.layout, schedule.chunks());
+  CheckResult check = check_schedule(schedule, grid);
+  if (!check.ok()) throw std::runtime_error("calibration schedule is invalid: " + check.violation);
+  AttentionTensors inputs = random_inputs(schedule.problem, 7);
+  if (pass == Pass::backward) {
+    // The backward needs a forward's O and LSE; any consistent values do for timing.
+    AttentionTensors forward = inputs;
+    Problem forward_problem = schedule.problem;
+    forward_problem.pass = Pass::forward;
+    dense_attention(forward_problem, forward, false);
+    inputs.out = forward.out;
+    inputs.lse = forward.lse;
+  }
+  std::vector<double> times;
+  for (int repeat = 0; repeat < repeats + 1; ++repeat) {
+    AttentionTensors tensors = inputs;
+    ExecutionRecord record;
+    executor.execute(schedule, grid, check.analysis, tensors, record);
+    double compute_s = 0;
+    for (size_t index = 0; index < schedule.ops.size(); ++index)
+      if (schedule.ops[index].kind == OpKind::compute) compute_s += record.op_finish_s[index] - record.op_start_s[index];
+    if (repeat > 0) times.push_back(compute_s);  // the first run warms caches and JIT
+  }
+  return median(times);
+}
+
+// Merges of a 4-rank ring backward over `side` tokens (the key/value gradients come home): the bytes the simulator's merge model
+// charges (3 x the partials' bytes) over the measured merge time.
+double merge_rate(ScheduleExecutor& executor, Problem problem, int64_t side, int repeats) {
+  problem.seq_len = side;
+  problem.mask = Mask{};
+  problem.mask.kind = MaskKind::full;
+  problem.pass = Pass::backward;
+  GeneratorOptions options;
+  options.gpus = 4;
+  Schedule schedule = generate_schedule("ring", problem, options);
+  BlockGrid grid(schedule.problem, schedule.layout, schedule.chunks());
+  CheckResult check = check_schedule(schedule, grid);
+  if (!check.ok()) throw std::runtime_error("calibration schedule is invalid: " + check.violation);
+  double bytes = 0;
+  for (const Op& op : schedule.ops)
+    if (op.kind == OpKind::merge)
+      for (const DataItem& item : schedule.items_of(op)) bytes += 3.0 * static_cast<double>(item_bytes(schedule, grid, item));
+  std::vector<double> times;
+  AttentionTensors inputs = random_inputs(schedule.problem, 11);
+  AttentionTensors forward = inputs;
+  Problem forward_problem = schedule.problem;
+  forward_problem.pass = Pass::forward;
+  dense_attention(forward_problem, forward, false);
+  inputs.out = forward.out;
+  inputs.lse = forward.lse;
+  for (int repeat = 0; repeat < repeats + 1; ++repeat) {
+    AttentionTensors tensors = inputs;
+    ExecutionRecord record;
+    executor.execute(schedule, grid, check.analysis, tensors, record);
+    double merge_s = 0;
+    for (size_t index = 0; index < schedule.ops.size(); ++index)
+      if (schedule.ops[index].kind == OpKind::merge) merge_s += record.op_finish_s[index] - record.op_start_s[index];
+    if (repeat > 0) times.push_back(merge_s);
+  }
+  const double seconds = median(times);
+  return seconds > 0 ? bytes / seconds : 0;
+}
+
+}  // namespace
+
+ComputeFit fit_compute_model(const std::vector<BlockMeasurement>& blocks) {
+  // Normal equations for t = a F + b F / side + c, with a = 1/R, b = half/R.
+  double m[3][3] = {}, v[3] = {};
+  for (const auto& block : blocks) {
+    const double x[3] = {block.flops, block.flops / static_cast<double>(block.side_tokens), 1.0};
+    for (int i = 0; i < 3; ++i) {
+      v[i] += x[i] * block.forward_s;
+      for (int j = 0; j < 3; ++j) m[i][j] += x[i] * x[j];
+    }
+  }
+  // Gaussian elimination with partial pivoting (3 x 3).
+  int order[3] = {0, 1, 2};
+  for (int col = 0; col < 3; ++col) {
+    int pivot = col;
+    for (int row = col + 1; row < 3; ++row)
+      if (std::abs(m[row][col]) > std::abs(m[pivot][col])) pivot = row;
+    std::swap(m[col], m[pivot]);
+    std::swap(v[col], v[pivot]);
+    std::swap(order[col], order[pivot]);
+    if (std::abs(m[col][col]) < 1e-300) throw std::runtime_error("calibration: the block times do not determine the model");
+    for (int row = col + 1; row < 3; ++row) {
+      const double factor = m[row][col] / m[col][col];
+      for (int j = col; j < 3; ++j) m[row][j] -= factor * m[col][j];
+      v[row] -= factor * v[col];
+    }
+  }
+  double solution[3];
+  for (int row = 2; row >= 0; --row) {
+    double sum = v[row];
+    for (int j = row + 1; j < 3; ++j) sum -= m[row][j] * solution[j];
+    solution[row] = sum / m[row][row];
+  }
+  ComputeFit fit;
+  double a = solution[0], b = std::max(0.0, solution[1]), c = std::max(0.0, solution[2]);
+  if (!(a > 0)) {
+    // Degenerate (noise): fall back to the largest block's rate with no size effect.
+    const auto& largest = *std::max_element(blocks.begin(), blocks.end(),
+                                            [](const auto& x, const auto& y) { return x.side_tokens < y.side_tokens; });
+    a = largest.forward_s / largest.flops;
+    b = 0;
+  }
+  fit.rate_flops_per_s = 1 / a;
+  fit.half_efficiency_tokens = b / a;
+  fit.overhead_s = c;
+  return fit;
+}
+
+ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& shape, const std::vector<int64_t>& sides,
+                                     int repeats, const std::function<void(const std::string&)>& progress) {
+  if (sides.size() < 3) throw UserError("calibration needs at least three block sizes");
+  ComputeCalibration calibration;
+  const int64_t heads = shape.heads;
+  for (int64_t side : sides) {
+    BlockMeasurement block;
+    block.side_tokens = side;
+    block.flops = 4.0 * static_cast<double>(side) * static_cast<double>(side) * static_cast<double>(shape.head_dim) *
+                  static_cast<double>(heads);
+    block.forward_s = time_block(executor, shape, side, Pass::forward, repeats);
+    block.backward_s = time_block(executor, shape, side, Pass::backward, repeats);
+    calibration.blocks.push_back(block);
+    if (progress)
+      progress("block " + std::to_string(side) + "x" + std::to_string(side) + ": forward " + std::to_string(block.forward_s * 1e3) +
+               " ms, backward " + std::to_string(block.backward_s * 1e3) + " ms");
+  }
+  const ComputeFit fit = fit_compute_model(calibration.blocks);
+  calibration.peak_flops_per_s = fit.rate_flops_per_s;
+  calibration.half_efficiency_tokens = std::max(1.0, fit.half_efficiency_tokens);
+  calibration.launch_overhead_s = std::max(1e-9, fit.overhead_s);
+  const BlockMeasurement& largest = calibration.blocks.back();
+  calibration.backward_over_forward = largest.backward_s / largest.forward_s;
+  calibration.largest_block_flops_per_s = largest.flops / largest.forward_s;
+  calibration.backward_rate_ratio = 2.5 / calibration.backward_over_forward;
+  calibration.merge_bytes_per_s = merge_rate(executor, shape, largest.side_tokens, repeats);
+  return calibration;
+}
+
+nlohmann::json calibration_json(const ComputeCalibration& calibration, const std::string& device, const Problem& shape) {
+  nlohmann::json blocks = nlohmann::json::array();
+  for (const auto& block : calibration.blocks)
+    blocks.push_back({{"side_tokens", block.side_tokens}, {"flops", block.flops}, {"forward_s", block.forward_s},
+                      {"backward_s", block.backward_s}});
+  const std::string peak_field = shape.dtype == DType::fp32 ? "peak_flops_per_s_fp32" : "peak_flops_per_s_16bit";
+  nlohmann::json json = {{"gpu", "h100"},
+          {"device", device},
+          {peak_field, calibration.peak_flops_per_s},
+          {"max_efficiency", 1.0},
+          {"half_efficiency_tokens", calibration.half_efficiency_tokens},
+          {"launch_overhead_s", calibration.launch_overhead_s},
+          {"backward_rate_ratio", calibration.backward_rate_ratio},
+          {"measured",
+           {{"heads", shape.heads},
+            {"head_dim", shape.head_dim},
+            {"dtype", to_string(shape.dtype)},
+            {"blocks", blocks},
+            {"backward_over_forward", calibration.backward_over_forward},
+            {"largest_block_flops_per_s", calibration.largest_block_flops_per_s}}}};
+  if (calibration.merge_bytes_per_s > 0) json["hbm_bytes_per_s"] = calibration.merge_bytes_per_s;
+  return json;
+}
+
+}  // namespace tessera::backend

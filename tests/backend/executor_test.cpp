@@ -1,0 +1,133 @@
+// The executor interface, the device memory plan and the calibration fit: what the CUDA
+// executor relies on, checked on every machine.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "tessera/backend/calibration.hpp"
+#include "tessera/backend/device_buffers.hpp"
+#include "tessera/backend/executor.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/costmodel/checker.hpp"
+#include "tessera/costmodel/generators.hpp"
+
+using namespace tessera;
+using namespace tessera::backend;
+
+namespace {
+Problem small_problem(Pass pass) {
+  Problem problem;
+  problem.seq_len = 64;
+  problem.heads = 2;
+  problem.kv_heads = 2;
+  problem.head_dim = 16;
+  problem.head_dim_v = 16;
+  problem.dtype = DType::bf16;
+  problem.mask.kind = MaskKind::full;
+  problem.pass = pass;
+  return problem;
+}
+}  // namespace
+
+TEST_CASE("the executor interface runs the CPU executor and records every op", "[backend]") {
+  Problem problem = small_problem(Pass::both);
+  problem.mask.kind = MaskKind::causal;
+  GeneratorOptions options;
+  options.gpus = 4;
+  Schedule schedule = generate_schedule("mesh", problem, options);
+  BlockGrid grid(schedule.problem, schedule.layout, schedule.chunks());
+  CheckResult check = check_schedule(schedule, grid);
+  REQUIRE(check.ok());
+  AttentionTensors inputs = random_inputs(schedule.problem, 5);
+  AttentionTensors reference = inputs;
+  dense_attention(schedule.problem, reference, true);
+  inputs.out = reference.out;
+  inputs.lse = reference.lse;
+
+  AttentionTensors direct = inputs;
+  execute_on_cpu(schedule, grid, check.analysis, direct);
+  auto executor = make_executor("cpu", {});
+  AttentionTensors through = inputs;
+  ExecutionRecord record;
+  executor->execute(schedule, grid, check.analysis, through, record);
+  // Same interpreter, same order: bit-identical results.
+  CHECK(max_abs_error(direct.out, through.out) == 0);
+  CHECK(max_abs_error(direct.d_k, through.d_k) == 0);
+  REQUIRE(record.op_start_s.size() == schedule.ops.size());
+  double latest = 0;
+  for (size_t index = 0; index < schedule.ops.size(); ++index) {
+    CHECK(record.op_start_s[index] <= record.op_finish_s[index]);
+    latest = std::max(latest, record.op_finish_s[index]);
+  }
+  CHECK(record.makespan_s == latest);
+  // The interpreter runs ops one after another in the analysis order: times never overlap.
+  for (size_t position = 1; position < check.analysis.order.size(); ++position)
+    CHECK(record.op_finish_s[check.analysis.order[position - 1]] <= record.op_start_s[check.analysis.order[position]]);
+}
+
+TEST_CASE("make_executor names what is wrong", "[backend]") {
+  CHECK_THROWS_AS(make_executor("tpu", {}), UserError);
+  CHECK_THROWS_AS(parse_transport("pigeon"), UserError);
+  CHECK(parse_transport("nccl") == Transport::nccl);
+  if (!cuda_executor_built()) CHECK_THROWS_AS(make_executor("cuda", {}), BackendUnavailable);
+}
+
+TEST_CASE("device memory plan of a 4-rank ring forward, counted by hand", "[backend]") {
+  // N = 64 on 4 ranks: 16 rows a chunk; H = G = 2, d = dv = 16, bf16 inputs, fp32 partials.
+  //   Q  = 16 x 2 x 16 x 2 B        = 1024 B
+  //   KV = 16 x 2 x (16 + 16) x 2 B = 2048 B  (own chunk + 3 received)
+  //   O  = 16 x 2 x (16 + 1) x 4 B  = 2176 B  (O and its LSE, fp32; never leaves its owner)
+  Problem problem = small_problem(Pass::forward);
+  GeneratorOptions options;
+  options.gpus = 4;
+  options.layout = Layout::contiguous;
+  Schedule schedule = generate_schedule("ring", problem, options);
+  BlockGrid grid(schedule.problem, schedule.layout, schedule.chunks());
+  DeviceMemoryPlan plan = plan_device_memory(schedule, grid);
+  const int64_t per_rank = 1024 + 4 * 2048 + 2176;
+  for (int64_t bytes : plan.rank_bytes) CHECK(bytes == per_rank);
+  CHECK(plan.total_bytes == 4 * per_rank);
+  CHECK(plan.largest_rank_bytes == per_rank);
+}
+
+TEST_CASE("the compute model fit recovers known parameters", "[backend][calibration]") {
+  // Times made from the model itself: t = F / R x (side + half) / side + overhead.
+  const double rate = 4e11, half = 300, overhead = 7e-6;
+  std::vector<BlockMeasurement> blocks;
+  for (int64_t side : {64, 128, 256, 512, 1024, 2048}) {
+    BlockMeasurement block;
+    block.side_tokens = side;
+    block.flops = 4.0 * side * side * 128 * 8;
+    block.forward_s = block.flops / rate * (static_cast<double>(side) + half) / static_cast<double>(side) + overhead;
+    blocks.push_back(block);
+  }
+  ComputeFit fit = fit_compute_model(blocks);
+  CHECK(fit.rate_flops_per_s == Approx(rate).epsilon(1e-6));
+  CHECK(fit.half_efficiency_tokens == Approx(half).epsilon(1e-6));
+  CHECK(fit.overhead_s == Approx(overhead).epsilon(1e-4));
+}
+
+TEST_CASE("calibrating the CPU executor gives a model that predicts its block times", "[backend][calibration]") {
+  Problem shape = small_problem(Pass::forward);
+  auto executor = make_executor("cpu", {});
+  ComputeCalibration calibration = calibrate_compute(*executor, shape, {32, 64, 128}, 2);
+  REQUIRE(calibration.blocks.size() == 3);
+  CHECK(calibration.peak_flops_per_s > 0);
+  CHECK(calibration.backward_over_forward > 0);
+  CHECK(calibration.merge_bytes_per_s > 0);
+  // The fit describes the measurements it came from within a factor of 2 (timing noise on
+  // a shared machine), and larger blocks take longer.
+  for (const auto& block : calibration.blocks) {
+    const double predicted = block.flops / calibration.peak_flops_per_s *
+                                 (static_cast<double>(block.side_tokens) + calibration.half_efficiency_tokens) /
+                                 static_cast<double>(block.side_tokens) +
+                             calibration.launch_overhead_s;
+    INFO("side " << block.side_tokens);
+    CHECK(predicted / block.forward_s > 0.5);
+    CHECK(predicted / block.forward_s < 2.0);
+  }
+  CHECK(calibration.blocks[2].forward_s > calibration.blocks[0].forward_s);
+  nlohmann::json json = calibration_json(calibration, "cpu", shape);
+  CHECK(json["peak_flops_per_s_16bit"].get<double>() == calibration.peak_flops_per_s);
+  CHECK(json["measured"]["blocks"].size() == 3);
+}
