@@ -275,3 +275,31 @@ TEST_CASE("a calibration file replaces the profile's figures", "[sim][calibratio
   std::ofstream("sim_test_bad_calibration.json") << R"({"max_efficiency": -1})";
   CHECK_THROWS_WITH(sim::read_calibration("sim_test_bad_calibration.json"), Catch::Contains("max_efficiency"));
 }
+
+TEST_CASE("a backward rate ratio scales backward block times only", "[sim][calibration]") {
+  // One full block of 256 tokens, 2 heads, d = 64: forward 4 x 256^2 x 64 x 2 FLOPs, backward
+  // 2.5x that. With efficiency 1 (half_efficiency_tokens -> 0 is not allowed, so a tiny value)
+  // and no launch overhead, times are FLOPs / (peak x ratio).
+  Problem problem;
+  problem.seq_len = 256;
+  problem.heads = problem.kv_heads = 2;
+  problem.head_dim = problem.head_dim_v = 64;
+  problem.mask.kind = MaskKind::full;
+  problem.pass = Pass::both;
+  GeneratorOptions options;
+  options.gpus = 1;
+  Schedule schedule = generate_schedule("ring", problem, options);
+  BlockGrid grid(schedule.problem, schedule.layout, 1);
+  sim::GpuProfile gpu;
+  gpu.peak_flops_per_s_16bit = 1e12;
+  gpu.max_efficiency = 1;
+  gpu.half_efficiency_tokens = 1e-9;
+  gpu.launch_overhead_s = 0;
+  gpu.backward_rate_ratio = 2;
+  const double forward_flops = 4.0 * 256 * 256 * 64 * 2;
+  for (const Op& op : schedule.ops) {
+    if (op.kind != OpKind::compute) continue;
+    const double expected = op.pass == Pass::forward ? forward_flops / 1e12 : 2.5 * forward_flops / (1e12 * 2);
+    CHECK(sim::op_compute_s(schedule, grid, op, gpu) == Approx(expected).epsilon(1e-9));
+  }
+}
