@@ -60,6 +60,15 @@ int unavailable(const backend::BackendUnavailable& error) {
   std::cerr << "tessera: --backend: " << error.what() << "\n";
   return 1;
 }
+
+// The schedule of a run or validate command: generated and checked, batch 1.
+CheckedSchedule executable_schedule(const ProblemFlags& problem_flags, const ScheduleFlags& schedule_flags,
+                                    GeneratorOptions& options) {
+  Problem problem = make_problem(problem_flags);
+  if (problem.batch != 1) throw UserError("--batch: the executors run one sequence (batch 1)");
+  options = make_options(problem_flags, schedule_flags);
+  return generate_checked(schedule_flags.algorithm, problem, options);
+}
 }  // namespace
 
 int run_execute(const ProblemFlags& problem_flags, const ScheduleFlags& schedule_flags, const RunFlags& flags,
@@ -70,10 +79,8 @@ int run_execute(const ProblemFlags& problem_flags, const ScheduleFlags& schedule
   } catch (const backend::BackendUnavailable& error) {
     return unavailable(error);
   }
-  Problem problem = make_problem(problem_flags);
-  if (problem.batch != 1) throw UserError("--batch: the executors run one sequence (batch 1)");
-  GeneratorOptions options = make_options(problem_flags, schedule_flags);
-  CheckedSchedule checked = generate_checked(schedule_flags.algorithm, problem, options);
+  GeneratorOptions options;
+  CheckedSchedule checked = executable_schedule(problem_flags, schedule_flags, options);
   const Schedule& schedule = checked.schedule;
   const Problem& run_problem = schedule.problem;
   const double work = pair_work(run_problem);
@@ -151,10 +158,8 @@ int run_validate(const ProblemFlags& problem_flags, const ScheduleFlags& schedul
   } catch (const backend::BackendUnavailable& error) {
     return unavailable(error);
   }
-  Problem problem = make_problem(problem_flags);
-  if (problem.batch != 1) throw UserError("--batch: the executors run one sequence (batch 1)");
-  GeneratorOptions options = make_options(problem_flags, schedule_flags);
-  CheckedSchedule checked = generate_checked(schedule_flags.algorithm, problem, options);
+  GeneratorOptions options;
+  CheckedSchedule checked = executable_schedule(problem_flags, schedule_flags, options);
   const Schedule& schedule = checked.schedule;
   const sim::GpuProfile gpu = flags.calibration.empty() ? sim::gpu_profile(flags.gpu) : sim::read_calibration(flags.calibration);
 

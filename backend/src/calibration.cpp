@@ -18,76 +18,70 @@ double median(std::vector<double> values) {
   return values.empty() ? 0 : values[values.size() / 2];
 }
 
-// Median time of the compute op of a one-rank schedule over one full block of `side` tokens.
-double time_block(ScheduleExecutor& executor, Problem problem, int64_t side, Pass pass, int repeats) {
+// A checked ring schedule of full blocks over `side` tokens on `ranks` ranks, with inputs (and,
+// for backward passes, a forward's O and LSE: any consistent values do for timing).
+struct TimingRun {
+  Schedule schedule;
+  std::unique_ptr<BlockGrid> grid;
+  ScheduleAnalysis analysis;
+  AttentionTensors inputs;
+};
+
+TimingRun timing_run(Problem problem, int64_t side, int32_t ranks, Pass pass) {
   problem.seq_len = side;
   problem.mask = Mask{};
   problem.mask.kind = MaskKind::full;
   problem.pass = pass;
   GeneratorOptions options;
-  options.gpus = 1;
-  Schedule schedule = generate_schedule("ring", problem, options);
-  BlockGrid grid(schedule.problem, schedule.layout, schedule.chunks());
-  CheckResult check = check_schedule(schedule, grid);
+  options.gpus = ranks;
+  TimingRun run;
+  run.schedule = generate_schedule("ring", problem, options);
+  run.grid = std::make_unique<BlockGrid>(run.schedule.problem, run.schedule.layout, run.schedule.chunks());
+  CheckResult check = check_schedule(run.schedule, *run.grid);
   if (!check.ok()) throw std::runtime_error("calibration schedule is invalid: " + check.violation);
-  AttentionTensors inputs = random_inputs(schedule.problem, 7);
+  run.analysis = std::move(check.analysis);
+  run.inputs = random_inputs(run.schedule.problem, 7);
   if (pass == Pass::backward) {
-    // The backward needs a forward's O and LSE; any consistent values do for timing.
-    AttentionTensors forward = inputs;
-    Problem forward_problem = schedule.problem;
+    AttentionTensors forward = run.inputs;
+    Problem forward_problem = run.schedule.problem;
     forward_problem.pass = Pass::forward;
     dense_attention(forward_problem, forward, false);
-    inputs.out = forward.out;
-    inputs.lse = forward.lse;
+    run.inputs.out = forward.out;
+    run.inputs.lse = forward.lse;
   }
+  return run;
+}
+
+// Median over `repeats` runs (after one warm-up) of the summed time of the ops of one kind.
+double median_op_time(ScheduleExecutor& executor, const TimingRun& run, OpKind kind, int repeats) {
   std::vector<double> times;
   for (int repeat = 0; repeat < repeats + 1; ++repeat) {
-    AttentionTensors tensors = inputs;
+    AttentionTensors tensors = run.inputs;
     ExecutionRecord record;
-    executor.execute(schedule, grid, check.analysis, tensors, record);
-    double compute_s = 0;
-    for (size_t index = 0; index < schedule.ops.size(); ++index)
-      if (schedule.ops[index].kind == OpKind::compute) compute_s += record.op_finish_s[index] - record.op_start_s[index];
-    if (repeat > 0) times.push_back(compute_s);  // the first run warms caches and JIT
+    executor.execute(run.schedule, *run.grid, run.analysis, tensors, record);
+    double seconds = 0;
+    for (size_t index = 0; index < run.schedule.ops.size(); ++index)
+      if (run.schedule.ops[index].kind == kind) seconds += record.op_finish_s[index] - record.op_start_s[index];
+    if (repeat > 0) times.push_back(seconds);  // the first run warms caches (and the GPU)
   }
   return median(times);
 }
 
-// Merges of a 4-rank ring backward over `side` tokens (the key/value gradients come home): the bytes the simulator's merge model
-// charges (3 x the partials' bytes) over the measured merge time.
-double merge_rate(ScheduleExecutor& executor, Problem problem, int64_t side, int repeats) {
-  problem.seq_len = side;
-  problem.mask = Mask{};
-  problem.mask.kind = MaskKind::full;
-  problem.pass = Pass::backward;
-  GeneratorOptions options;
-  options.gpus = 4;
-  Schedule schedule = generate_schedule("ring", problem, options);
-  BlockGrid grid(schedule.problem, schedule.layout, schedule.chunks());
-  CheckResult check = check_schedule(schedule, grid);
-  if (!check.ok()) throw std::runtime_error("calibration schedule is invalid: " + check.violation);
+// Median time of the compute op of a one-rank schedule over one full block of `side` tokens.
+double time_block(ScheduleExecutor& executor, const Problem& problem, int64_t side, Pass pass, int repeats) {
+  return median_op_time(executor, timing_run(problem, side, 1, pass), OpKind::compute, repeats);
+}
+
+// Merges of a 4-rank ring backward over `side` tokens (the key/value gradients come home): the
+// bytes the simulator's merge model charges (3 x the partials' bytes) over the measured time.
+double merge_rate(ScheduleExecutor& executor, const Problem& problem, int64_t side, int repeats) {
+  const TimingRun run = timing_run(problem, side, 4, Pass::backward);
   double bytes = 0;
-  for (const Op& op : schedule.ops)
+  for (const Op& op : run.schedule.ops)
     if (op.kind == OpKind::merge)
-      for (const DataItem& item : schedule.items_of(op)) bytes += 3.0 * static_cast<double>(item_bytes(schedule, grid, item));
-  std::vector<double> times;
-  AttentionTensors inputs = random_inputs(schedule.problem, 11);
-  AttentionTensors forward = inputs;
-  Problem forward_problem = schedule.problem;
-  forward_problem.pass = Pass::forward;
-  dense_attention(forward_problem, forward, false);
-  inputs.out = forward.out;
-  inputs.lse = forward.lse;
-  for (int repeat = 0; repeat < repeats + 1; ++repeat) {
-    AttentionTensors tensors = inputs;
-    ExecutionRecord record;
-    executor.execute(schedule, grid, check.analysis, tensors, record);
-    double merge_s = 0;
-    for (size_t index = 0; index < schedule.ops.size(); ++index)
-      if (schedule.ops[index].kind == OpKind::merge) merge_s += record.op_finish_s[index] - record.op_start_s[index];
-    if (repeat > 0) times.push_back(merge_s);
-  }
-  const double seconds = median(times);
+      for (const DataItem& item : run.schedule.items_of(op))
+        bytes += 3.0 * static_cast<double>(item_bytes(run.schedule, *run.grid, item));
+  const double seconds = median_op_time(executor, run, OpKind::merge, repeats);
   return seconds > 0 ? bytes / seconds : 0;
 }
 
