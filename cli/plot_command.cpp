@@ -55,8 +55,14 @@ int run_plot(const PlotFlags& flags) {
   }
   const sweep::Table table = sweep::read_csv(flags.results);
   plot::Figure figure = plot::make_figure(table, request);
-  if (figure.title.empty())
-    figure.title = figure.y_label + " by " + figure.x_label + (flags.series.empty() ? "" : ", per " + flags.series);
+  if (figure.title.empty()) {
+    if (request.kind == plot::FigureKind::winner)
+      figure.title = "lowest " + flags.value + " among " + flags.series + ", by " + flags.x + " and " + flags.y;
+    else if (request.kind == plot::FigureKind::heatmap)
+      figure.title = flags.value + " by " + flags.x + " and " + flags.y;
+    else
+      figure.title = figure.y_label + " by " + figure.x_label + (flags.series.empty() ? "" : ", per " + flags.series);
+  }
   std::string out = flags.out;
   if (out.empty()) out = (std::filesystem::path(flags.results).parent_path() / ("plot." + (flags.format.empty() ? std::string("svg") : flags.format))).string();
   std::cout << "wrote " << write_figure(figure, out, flags.format) << "\n";
