@@ -174,8 +174,13 @@ std::vector<double> scale_ticks(const Scale& scale) {
   if (scale.log) {
     const int span = static_cast<int>(scale.high - scale.low);
     const int step = std::max(1, (span + 9) / 10);
-    for (int k = static_cast<int>(scale.low); k <= static_cast<int>(scale.high); k += step)
+    for (int k = static_cast<int>(scale.low); k <= static_cast<int>(scale.high); k += step) {
       ticks.push_back(std::pow(scale.base, k));
+      // Few decades: 2 and 5 times each decade as well.
+      if (scale.base == 10 && span <= 3 && k < static_cast<int>(scale.high))
+        for (double factor : {2.0, 5.0}) ticks.push_back(factor * std::pow(10.0, k));
+    }
+    std::sort(ticks.begin(), ticks.end());
     return ticks;
   }
   return nice_ticks(scale.low, scale.high);
