@@ -28,9 +28,18 @@ std::vector<plot::PlotRequest> figure_requests(const sweep::Spec& spec) {
     const std::string where = spec.source + ":" + std::to_string(figure.line) + ": figures[" + std::to_string(index) + "]";
     try {
       plot::PlotRequest request = plot::request_from_options(figure.options);
-      for (const std::string* column : {&request.x, &request.y, &request.series, &request.value})
-        if (!column->empty()) sweep::column_index(*column);
-      for (const auto& [column, value] : request.where) sweep::column_index(column);
+      auto known = [](const char* key, const std::string& column) {
+        try {
+          if (!column.empty()) sweep::column_index(column);
+        } catch (const UserError& error) {
+          throw UserError(std::string(key) + ": " + error.what());
+        }
+      };
+      known("x", request.x);
+      known("y", request.y);
+      known("series", request.series);
+      known("value", request.value);
+      for (const auto& [column, value] : request.where) known("where", column);
       if (auto it = figure.options.find("format"); it != figure.options.end())
         if (it->second != "svg" && it->second != "png" && it->second != "both")
           throw UserError("format: '" + it->second + "' is not svg, png or both");
@@ -80,15 +89,14 @@ int run_sweep_command(const SweepFlags& flags) {
   if (!communicator) communicator = std::make_unique<sweep::LocalCommunicator>();
   const bool root = communicator->rank() == 0;
   try {
-    // Figures are checked first (every rank reads the same spec, so all fail alike).
-    const sweep::Spec spec = sweep::load_spec(flags.spec);
-    const std::vector<plot::PlotRequest> requests = figure_requests(spec);
     sweep::RunOptions options;
     options.out_dir = flags.out;
     options.jobs = flags.jobs;
     options.limit = flags.limit;
     options.tool_version = TESSERA_VERSION;
     if (root && !flags.quiet && isatty(STDERR_FILENO)) options.progress = &std::cerr;
+    // Figure requests are checked before the first point, so that a typo does not wait.
+    options.check_spec = [](const sweep::Spec& spec) { figure_requests(spec); };
     const sweep::RunSummary summary = sweep::run_sweep(flags.spec, options, *communicator);
     if (!root) return 0;
     std::cout << summary.points << " points";
@@ -101,7 +109,8 @@ int run_sweep_command(const SweepFlags& flags) {
       std::cout << "stopped before the end (--limit); run the same command again to resume\n";
       return 0;
     }
-    draw_figures(spec, requests, flags.out);
+    const sweep::Spec spec = sweep::load_spec((std::filesystem::path(flags.out) / "spec.yaml").string());
+    draw_figures(spec, figure_requests(spec), flags.out);
     return 0;
   } catch (const UserError&) {
     if (!root) return 2;  // rank 0 reports it

@@ -131,13 +131,11 @@ json metadata(const Spec& spec, const std::string& spec_path, const RunOptions& 
               {"last_run", {{"ranks", ranks}, {"jobs_per_rank", jobs}, {"wall_s", wall_s}}}};
 }
 
-}  // namespace
-
 // Evaluates `indices` on `jobs` threads; `done` runs once per point, under a lock, in
 // completion order.
 template <typename Done>
-void evaluate_parallel(const PointSet& points, const std::vector<size_t>& indices, int jobs, Done done) {
-  Evaluator evaluator;
+void evaluate_parallel(Evaluator& evaluator, const PointSet& points, const std::vector<size_t>& indices, int jobs,
+                       Done done) {
   std::atomic<size_t> next{0};
   std::mutex mutex;
   auto worker = [&] {
@@ -154,6 +152,8 @@ void evaluate_parallel(const PointSet& points, const std::vector<size_t>& indice
   worker();
 }
 
+}  // namespace
+
 RunSummary run_sweep(const std::string& spec_path, const RunOptions& options, Communicator& communicator) {
   const auto started = Clock::now();
   const bool root = communicator.rank() == 0;
@@ -161,7 +161,11 @@ RunSummary run_sweep(const std::string& spec_path, const RunOptions& options, Co
   const int jobs = options.jobs > 0 ? options.jobs : communicator.default_jobs();
   if (options.out_dir.empty()) throw UserError("--out: a directory for the results is required");
 
-  const std::string text = shared(communicator, [&] { return read_text(spec_path); });
+  const std::string text = shared(communicator, [&] {
+    std::string read = read_text(spec_path);
+    if (options.check_spec) options.check_spec(parse_spec(read, spec_path));
+    return read;
+  });
   const Spec spec = parse_spec(text, spec_path);
   const PointSet points = enumerate_points(spec);
   RunSummary summary;
@@ -198,8 +202,9 @@ RunSummary run_sweep(const std::string& spec_path, const RunOptions& options, Co
   if (options.limit > 0 && todo.size() > options.limit) todo.resize(options.limit);
 
   Progress progress(root ? options.progress : nullptr, todo.size());
+  Evaluator evaluator;  // one per rank: its topology cache lives across rounds
   if (ranks == 1) {
-    evaluate_parallel(points, todo, jobs, [&](size_t index, Row row) {
+    evaluate_parallel(evaluator, points, todo, jobs, [&](size_t index, Row row) {
       journal.append(journal_line(index, summary.inputs_hash, row));
       progress.advance(1);
     });
@@ -214,7 +219,7 @@ RunSummary run_sweep(const std::string& spec_path, const RunOptions& options, Co
         if (static_cast<int>((position - begin) % static_cast<size_t>(ranks)) == communicator.rank())
           mine.push_back(todo[position]);
       std::vector<std::pair<size_t, std::string>> lines;
-      evaluate_parallel(points, mine, jobs, [&](size_t index, Row row) {
+      evaluate_parallel(evaluator, points, mine, jobs, [&](size_t index, Row row) {
         lines.emplace_back(index, journal_line(index, summary.inputs_hash, row));
       });
       std::string packed;

@@ -103,6 +103,16 @@ TEST_CASE("tessera sweep writes one row per point, tables and figures", "[sweep]
   CHECK(svg.find("time (s)") != std::string::npos);
 }
 
+TEST_CASE("a bad figure request stops the sweep before its first point", "[sweep][cli]") {
+  const fs::path dir = scratch("badfigure");
+  write(dir / "spec.yaml",
+        "fixed:\n  algo: ring\n  gpus: 8\n  seq: 64K\nfigures:\n  - {name: a, x: gpus, y: colour}\n");
+  CHECK(run(tessera() + " sweep " + (dir / "spec.yaml").string() + " --out " + (dir / "out").string() + " 2> " +
+            (dir / "err.txt").string()) == 2);
+  CHECK(slurp(dir / "err.txt").find("spec.yaml:6: figures[0].y: unknown column 'colour'") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "out" / "journal.jsonl"));
+}
+
 TEST_CASE("a sweep stopped midway resumes with no lost and no duplicated rows", "[sweep][cli][resume]") {
   const fs::path dir = scratch("resume");
   write(dir / "spec.yaml", kSmallSpec);

@@ -5,6 +5,7 @@
 // round's rows on rank 0, which alone touches the output directory. This library has no MPI:
 // the MPI communicator lives in tessera_sweep_mpi.
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -42,6 +43,9 @@ struct RunOptions {
   size_t limit = 0;          // > 0: evaluate at most this many new points, then stop (resumable)
   std::string tool_version = "unknown";
   std::ostream* progress = nullptr;  // rank 0's progress line (rate, ETA); nullptr: quiet
+  // Extra checks of the spec, run on rank 0 before any point (e.g. the figure requests); a
+  // UserError it throws stops every rank.
+  std::function<void(const Spec&)> check_spec;
 };
 
 struct RunSummary {
@@ -55,8 +59,9 @@ struct RunSummary {
   std::vector<std::string> written;  // files written (rank 0)
 };
 
-// Reads the spec on rank 0 (and shares it), runs, writes on rank 0. Every rank returns the
-// summary (the counts are rank 0's).
+// Reads the spec on rank 0 (and shares its text), runs, writes on rank 0. Every rank returns
+// the summary (the counts are rank 0's). Topology files the spec names must be readable on
+// every rank (a shared file system, or the same paths on every machine).
 RunSummary run_sweep(const std::string& spec_path, const RunOptions& options, Communicator& communicator);
 
 }  // namespace tessera::sweep
