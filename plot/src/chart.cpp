@@ -263,6 +263,11 @@ Figure make_figure(const sweep::Table& table, const PlotRequest& request) {
     figure.cells.assign(lines.size(), std::vector<double>(columns.size(), kMissing));
     figure.winners.assign(lines.size(), std::vector<int>(columns.size(), -1));
     std::map<std::string, int> legend;
+    if (request.kind == FigureKind::winner)
+      for (const std::string& name : series_names) {
+        legend.emplace(name, static_cast<int>(legend.size()));
+        figure.legend.push_back(name);
+      }
     for (size_t r = 0; r < lines.size(); ++r)
       for (size_t c = 0; c < columns.size(); ++c) {
         auto it = cells.find({columns[c], lines[r]});
@@ -273,17 +278,15 @@ Figure make_figure(const sweep::Table& table, const PlotRequest& request) {
           figure.cells[r][c] = all.result(how);
           continue;
         }
-        // Winner: the smallest value; margin = runner-up / winner. Contenders keep the
-        // colour of their first win, in series order.
+        // Winner: the smallest value; margin = runner-up / winner. Every contender keeps its
+        // colour (its position in the series order), so maps of the same sweep compare.
         std::vector<std::pair<double, std::string>> ranked;
         for (const std::string& name : series_names)
           if (auto found = it->second.find(name); found != it->second.end())
             ranked.emplace_back(found->second.result(how), name);
         std::stable_sort(ranked.begin(), ranked.end(),
                          [](const auto& a, const auto& b) { return a.first < b.first; });
-        auto [slot, inserted] = legend.try_emplace(ranked.front().second, static_cast<int>(legend.size()));
-        if (inserted) figure.legend.push_back(ranked.front().second);
-        figure.winners[r][c] = slot->second;
+        figure.winners[r][c] = legend.at(ranked.front().second);
         if (ranked.size() > 1 && ranked.front().first > 0) figure.cells[r][c] = ranked[1].first / ranked.front().first;
       }
     if (request.kind == FigureKind::winner) figure.value_label = "cell: runner-up / winner " + label_for(request.value);

@@ -187,6 +187,11 @@ std::vector<double> scale_ticks(const Scale& scale) {
 }
 
 std::string tick_label(double value, const Scale& scale) {
+  if (scale.log && scale.base == 2 && value >= 1024 && std::fmod(value, 1024) == 0) {
+    // Powers of two read best in binary units: 16K, 512K, 1M tokens.
+    const bool mega = std::fmod(value, 1048576) == 0;
+    return num(value / (mega ? 1048576 : 1024)) + (mega ? "M" : "K");
+  }
   if (scale.log && scale.base == 2 && value >= 1 && value < 1e6) return num(value);
   return si_format(value);
 }
