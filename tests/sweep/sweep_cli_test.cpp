@@ -93,6 +93,13 @@ TEST_CASE("tessera sweep writes one row per point, tables and figures", "[sweep]
   size_t skipped = 0, pos = 0;
   while ((pos = csv.find("skipped: ", pos)) != std::string::npos) ++skipped, ++pos;
   CHECK(skipped == 2);
+  // not_applicable: drop leaves them out of the tables (they stay in the journal, so a resumed
+  // run does not evaluate them again).
+  write(dir / "drop.yaml", std::string(kSmallSpec) + "not_applicable: drop\n");
+  REQUIRE(run(tessera() + " sweep " + (dir / "drop.yaml").string() + " --out " + (dir / "drop").string() +
+              " -q > /dev/null") == 0);
+  CHECK(count_lines(slurp(dir / "drop" / "results.csv")) == 23);
+  CHECK(count_lines(slurp(dir / "drop" / "journal.jsonl")) == 24);
   const std::string meta = slurp(dir / "out" / "sweep.json");
   CHECK(meta.find("\"inputs_hash\"") != std::string::npos);
   CHECK(meta.find("\"complete\": true") != std::string::npos);
