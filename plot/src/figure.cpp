@@ -110,7 +110,10 @@ bool dark(const std::string& colour) {
 }
 
 void titles(Svg& svg, const Figure& figure, int width, int height, const Frame& frame) {
-  svg.text(width / 2.0, 26, figure.title, 17, "middle", "#111111", " font-weight=\"bold\"");
+  // Long titles shrink to fit (bold DejaVu Sans is about 0.62 em per character).
+  const double title_size =
+      std::clamp((width - 24.0) / (0.62 * static_cast<double>(std::max<size_t>(figure.title.size(), 1))), 11.0, 17.0);
+  svg.text(width / 2.0, 26, figure.title, title_size, "middle", "#111111", " font-weight=\"bold\"");
   if (!figure.subtitle.empty()) svg.text(width / 2.0, 44, figure.subtitle, 11.5, "middle", "#555555");
   svg.text((frame.left + frame.right) / 2, height - 16, figure.x_label, 13, "middle");
   const double y = (frame.top + frame.bottom) / 2;

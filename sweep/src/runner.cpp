@@ -109,7 +109,7 @@ std::vector<size_t> decode(const std::string& text) {
 }
 
 json metadata(const Spec& spec, const std::string& spec_path, const RunOptions& options, const std::string& hash,
-              size_t points, size_t completed, int ranks, int jobs, double wall_s) {
+              size_t points, size_t completed, int ranks, int jobs, size_t evaluated, double wall_s) {
   json columns = json::array();
   for (const Column& column : result_columns()) columns.push_back(column.name);
   json outputs = json::array();
@@ -128,7 +128,7 @@ json metadata(const Spec& spec, const std::string& spec_path, const RunOptions& 
               {"outputs", outputs},
               {"journal", "journal.jsonl"},
               {"columns", columns},
-              {"last_run", {{"ranks", ranks}, {"jobs_per_rank", jobs}, {"wall_s", wall_s}}}};
+              {"last_run", {{"ranks", ranks}, {"jobs_per_rank", jobs}, {"points_evaluated", evaluated}, {"wall_s", wall_s}}}};
 }
 
 // Evaluates `indices` on `jobs` threads; `done` runs once per point, under a lock, in
@@ -196,7 +196,7 @@ RunSummary run_sweep(const std::string& spec_path, const RunOptions& options, Co
     write_file_atomically((dir / "spec.yaml").string(), text);
     write_file_atomically((dir / "sweep.json").string(),
                           metadata(spec, spec_path, options, summary.inputs_hash, points.size(), summary.already_done,
-                                   ranks, jobs, 0).dump(2) + "\n");
+                                   ranks, jobs, 0, 0).dump(2) + "\n");
     return encode(remaining);
   }));
   if (options.limit > 0 && todo.size() > options.limit) todo.resize(options.limit);
@@ -274,7 +274,7 @@ RunSummary run_sweep(const std::string& spec_path, const RunOptions& options, Co
     summary.wall_s = seconds_since(started);
     write_file_atomically((dir / "sweep.json").string(),
                           metadata(spec, spec_path, options, summary.inputs_hash, points.size(), entries.size(), ranks,
-                                   jobs, summary.wall_s).dump(2) + "\n");
+                                   jobs, summary.evaluated, summary.wall_s).dump(2) + "\n");
     summary.written.push_back((dir / "sweep.json").string());
   }
   summary.wall_s = seconds_since(started);
