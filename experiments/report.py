@@ -132,7 +132,7 @@ def mesh_attention():
     weak = ok(sweep(name, "weak"))
     gqa = ok(sweep(name, "gqa"))
     ring_linear = ok(sweep(name, "ring-placement"))
-    md = [header("Mesh-Attention versus Ring-Attention", ["volume", "strong", "weak", "gqa", "ring-placement"])]
+    md = [header("Mesh-Attention versus Ring-Attention", ["volume", "strong", "weak", "gqa", "ring-placement", "sensitivity"])]
     md.append(
         "What the paper claims (arXiv 2512.20968; quoted from `/work/shared/research/papers.md` A.5-A.6, tags as "
         "there: [P] the paper's abstract, [S] a secondary source, [I] an inference of the digest):\n\n"
