@@ -5,7 +5,9 @@
 
 #include "commands.hpp"
 #include "run_command.hpp"
+#include "plot_command.hpp"
 #include "simulate_command.hpp"
+#include "sweep_command.hpp"
 #include "topo_command.hpp"
 #include "tessera/core/error.hpp"
 
@@ -123,6 +125,34 @@ int main(int argc, char** argv) {
   topology->add_option("--gpus", topo.gpus, "GPU count for presets that take one");
   topology->add_flag("--json", topo.json, "print one JSON object");
 
+  // Experiments: sweeps (threads, or MPI ranks under mpirun) and figures.
+  SweepFlags sweep_flags;
+  auto* sweep = app.add_subcommand("sweep", "run a declarative sweep (points from a YAML spec) on all cores, or on MPI ranks");
+  sweep->add_option("spec", sweep_flags.spec, "sweep spec (YAML)")->required();
+  sweep->add_option("--out,-o", sweep_flags.out, "results directory (rerun the same command to resume)");
+  sweep->add_option("--jobs,-j", sweep_flags.jobs, "worker threads per process (default: all hardware threads)");
+  sweep->add_option("--limit", sweep_flags.limit, "evaluate at most this many new points, then stop (resumable)");
+  sweep->add_flag("--quiet,-q", sweep_flags.quiet, "no progress line");
+  sweep->add_flag("--count", sweep_flags.count, "print the number of points and exit");
+  PlotFlags plot_flags;
+  auto* plot = app.add_subcommand("plot", "draw a figure (SVG or PNG, headless) from a sweep's results.csv");
+  plot->add_option("results", plot_flags.results, "results table (CSV written by tessera sweep)")->required();
+  plot->add_option("--out,-o", plot_flags.out, "figure file (.svg or .png)");
+  plot->add_option("--kind", plot_flags.kind, "line, bar, heatmap or winner")->capture_default_str();
+  plot->add_option("--x", plot_flags.x, "column on the x axis (e.g. gpus, seq_tokens)")->required();
+  plot->add_option("--y", plot_flags.y, "column on the y axis (e.g. time_s); heatmap/winner: the row category")->required();
+  plot->add_option("--series", plot_flags.series, "one line (or bar) per value of this column; winner: the contenders");
+  plot->add_option("--value", plot_flags.value, "heatmap/winner: the column that colours a cell");
+  plot->add_option("--where", plot_flags.where, "keep rows with COLUMN=VALUE[,COLUMN=VALUE...]");
+  plot->add_option("--aggregate", plot_flags.aggregate, "rows sharing a point: min, max or mean")->capture_default_str();
+  plot->add_option("--title", plot_flags.title, "figure title");
+  plot->add_option("--xlabel", plot_flags.xlabel, "x axis label (default: from the column, with its unit)");
+  plot->add_option("--ylabel", plot_flags.ylabel, "y axis label (default: from the column, with its unit)");
+  plot->add_flag("--logx", plot_flags.logx, "log2 x axis (default for gpus and seq_tokens)");
+  plot->add_flag("--linear-x", plot_flags.linear_x, "linear x axis");
+  plot->add_flag("--logy", plot_flags.logy, "log10 y axis (heatmap: log colour scale)");
+  plot->add_option("--format", plot_flags.format, "svg or png (default: from the --out extension)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -132,6 +162,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    if (*sweep) return run_sweep_command(sweep_flags);
+    if (*plot) return run_plot(plot_flags);
     if (*schedules) return run_schedules(common);
     if (*cost) return run_cost(problem, schedule, hardware, network, common);
     if (*plan) return run_plan(problem, hardware, network, common);

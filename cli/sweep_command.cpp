@@ -1,0 +1,121 @@
+#include "sweep_command.hpp"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+
+#include "plot_command.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/plot/chart.hpp"
+#include "tessera/sweep/evaluate.hpp"
+#include "tessera/sweep/runner.hpp"
+#ifdef TESSERA_HAVE_MPI
+#include "mpi_communicator.hpp"
+#endif
+
+namespace tessera::cli {
+
+namespace {
+
+// Checks every figure request before the run, so that a typo does not wait for the results.
+std::vector<plot::PlotRequest> figure_requests(const sweep::Spec& spec) {
+  std::vector<plot::PlotRequest> requests;
+  for (size_t index = 0; index < spec.figures.size(); ++index) {
+    const sweep::FigureRequest& figure = spec.figures[index];
+    const std::string where = spec.source + ":" + std::to_string(figure.line) + ": figures[" + std::to_string(index) + "]";
+    try {
+      plot::PlotRequest request = plot::request_from_options(figure.options);
+      auto known = [](const char* key, const std::string& column) {
+        try {
+          if (!column.empty()) sweep::column_index(column);
+        } catch (const UserError& error) {
+          throw UserError(std::string(key) + ": " + error.what());
+        }
+      };
+      known("x", request.x);
+      known("y", request.y);
+      known("series", request.series);
+      known("value", request.value);
+      for (const auto& [column, value] : request.where) known("where", column);
+      if (auto it = figure.options.find("format"); it != figure.options.end())
+        if (it->second != "svg" && it->second != "png" && it->second != "both")
+          throw UserError("format: '" + it->second + "' is not svg, png or both");
+      requests.push_back(std::move(request));
+    } catch (const UserError& error) {
+      throw UserError(where + "." + error.what());
+    }
+  }
+  return requests;
+}
+
+void draw_figures(const sweep::Spec& spec, const std::vector<plot::PlotRequest>& requests, const std::string& out) {
+  if (spec.figures.empty()) return;
+  if (!spec.write_csv) throw UserError(spec.source + ": figures are drawn from results.csv; add csv to outputs");
+  const sweep::Table table = sweep::read_csv((std::filesystem::path(out) / "results.csv").string());
+  const auto dir = std::filesystem::path(out) / "figures";
+  std::filesystem::create_directories(dir);
+  for (size_t index = 0; index < requests.size(); ++index) {
+    const auto& options = spec.figures[index].options;
+    plot::Figure figure;
+    try {
+      figure = plot::make_figure(table, requests[index]);
+    } catch (const UserError& error) {
+      std::cerr << "tessera: figure " << options.at("name") << " not drawn: " << error.what() << "\n";
+      continue;
+    }
+    if (figure.title.empty()) figure.title = options.at("name");
+    std::string format = options.count("format") ? options.at("format") : (png_available() ? "both" : "svg");
+    const std::string base = (dir / options.at("name")).string();
+    if (format == "svg" || format == "both") std::cout << "wrote " << write_figure(figure, base + ".svg", "svg") << "\n";
+    if (format == "png" || format == "both") std::cout << "wrote " << write_figure(figure, base + ".png", "png") << "\n";
+  }
+}
+
+}  // namespace
+
+int run_sweep_command(const SweepFlags& flags) {
+  if (flags.count) {
+    const sweep::Spec spec = sweep::load_spec(flags.spec);
+    std::cout << sweep::enumerate_points(spec).size() << "\n";
+    return 0;
+  }
+  std::unique_ptr<sweep::Communicator> communicator;
+#ifdef TESSERA_HAVE_MPI
+  if (sweep::launched_by_mpi()) communicator = std::make_unique<sweep::MpiCommunicator>();
+#endif
+  if (!communicator) communicator = std::make_unique<sweep::LocalCommunicator>();
+  const bool root = communicator->rank() == 0;
+  try {
+    sweep::RunOptions options;
+    options.out_dir = flags.out;
+    options.jobs = flags.jobs;
+    options.limit = flags.limit;
+    options.tool_version = TESSERA_VERSION;
+    if (root && !flags.quiet && isatty(STDERR_FILENO)) options.progress = &std::cerr;
+    // Figure requests are checked before the first point, so that a typo does not wait.
+    options.check_spec = [](const sweep::Spec& spec) { figure_requests(spec); };
+    const sweep::RunSummary summary = sweep::run_sweep(flags.spec, options, *communicator);
+    if (!root) return 0;
+    std::cout << summary.points << " points";
+    if (communicator->size() > 1) std::cout << " on " << communicator->size() << " MPI ranks";
+    std::cout << ": " << summary.already_done << " done before, " << summary.evaluated << " evaluated in "
+              << std::fixed << std::setprecision(2) << summary.wall_s << " s; " << summary.ok << " ok, "
+              << summary.skipped << " not applicable, " << summary.errors << " errors\n";
+    for (const std::string& path : summary.written) std::cout << "wrote " << path << "\n";
+    if (!summary.complete) {
+      std::cout << "stopped before the end (--limit); run the same command again to resume\n";
+      return 0;
+    }
+    const sweep::Spec spec = sweep::load_spec((std::filesystem::path(flags.out) / "spec.yaml").string());
+    draw_figures(spec, figure_requests(spec), flags.out);
+    return 0;
+  } catch (const UserError&) {
+    if (!root) return 2;  // rank 0 reports it
+    throw;
+  }
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,19 @@
+#pragma once
+// `tessera sweep SPEC --out DIR` and `tessera plot RESULTS --x COL --y COL ...`.
+#include <cstddef>
+#include <string>
+
+namespace tessera::cli {
+
+struct SweepFlags {
+  std::string spec;
+  std::string out;
+  int jobs = 0;
+  size_t limit = 0;
+  bool quiet = false;
+  bool count = false;  // print the number of points and exit
+};
+
+int run_sweep_command(const SweepFlags& flags);
+
+}  // namespace tessera::cli

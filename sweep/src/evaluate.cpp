@@ -1,0 +1,250 @@
+#include "tessera/sweep/evaluate.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include "tessera/core/error.hpp"
+#include "tessera/costmodel/cost.hpp"
+#include "tessera/scenario/pipeline.hpp"
+#include "tessera/scenario/scenario.hpp"
+#include "tessera/sim/simulator.hpp"
+#include "tessera/topologies/description.hpp"
+#include "tessera/topologies/link_loads.hpp"
+#include "tessera/topologies/placement.hpp"
+#include "tessera/topologies/routed_network.hpp"
+#include "tessera/topologies/routing.hpp"
+
+namespace tessera::sweep {
+
+namespace {
+
+// The metric columns, in row order after the inputs.
+enum Metric : size_t {  // plain enum: the names index the row
+  status, schedule, time_s, analytic_time_s, simulated_time_s, compute_s_max, comm_s_max, recv_bytes_max,
+  recv_bytes_mean, recv_kind_first,  // one column per DataKind follows
+  flops_max = recv_kind_first + kDataKindCount, flops_total, peak_memory_bytes_max, bytes_per_flop, comm_over_compute,
+  lower_bound_bytes, lower_bound_ratio, busiest_link_bytes, inter_node_bytes, sim_compute_s_max, sim_comm_s_max,
+  sim_exposed_wait_s_max, sim_lower_bound_s, sim_transfers, metric_count
+};
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+std::vector<Column> make_columns() {
+  std::vector<Column> columns;
+  columns.push_back({"index", true});
+  for (int field = 0; field < kFieldCount; ++field) {
+    const auto f = static_cast<Field>(field);
+    const bool numeric = f == Field::gpus || f == Field::peak_tflops || f == Field::efficiency || f == Field::hbm_gbps ||
+                         f == Field::bandwidth_gbps || f == Field::latency_us || f == Field::channels ||
+                         f == Field::overhead_us;
+    columns.push_back({field_name(f), numeric});
+  }
+  columns.push_back({"seq_tokens", true});
+  std::vector<std::string> metrics = {"status",         "schedule",        "time_s",         "analytic_time_s",
+                                      "simulated_time_s", "compute_s_max", "comm_s_max",     "recv_bytes_max",
+                                      "recv_bytes_mean"};
+  for (int kind = 0; kind < kDataKindCount; ++kind)
+    metrics.push_back("recv_" + lower(to_string(static_cast<DataKind>(kind))) + "_bytes_mean");
+  for (const char* name : {"flops_max", "flops_total", "peak_memory_bytes_max", "bytes_per_flop", "comm_over_compute",
+                           "lower_bound_bytes", "lower_bound_ratio", "busiest_link_bytes", "inter_node_bytes",
+                           "sim_compute_s_max", "sim_comm_s_max", "sim_exposed_wait_s_max", "sim_lower_bound_s",
+                           "sim_transfers"})
+    metrics.push_back(name);
+  for (const std::string& name : metrics) columns.push_back({name, name != "status" && name != "schedule"});
+  return columns;
+}
+
+constexpr size_t kFirstMetric = 1 + kFieldCount + 1;
+
+const std::string& at(const PointValues& values, Field field) { return values[static_cast<size_t>(field)]; }
+
+double number(const std::string& text) { return std::stod(text); }
+
+// One line, no control characters: a cell never breaks a row.
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  return text;
+}
+
+}  // namespace
+
+const std::vector<Column>& result_columns() {
+  static const std::vector<Column> columns = make_columns();
+  return columns;
+}
+
+size_t column_index(const std::string& name) {
+  const auto& columns = result_columns();
+  for (size_t index = 0; index < columns.size(); ++index)
+    if (columns[index].name == name) return index;
+  std::string list;
+  for (const auto& column : columns) list += (list.empty() ? "" : ", ") + column.name;
+  throw UserError("unknown column '" + name + "' (expected one of: " + list + ")");
+}
+
+size_t status_column() { return kFirstMetric + status; }
+
+std::string format_number(double value) {
+  if (!std::isfinite(value)) return std::isnan(value) ? "nan" : (value > 0 ? "inf" : "-inf");
+  char buffer[64];
+  auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return std::string(buffer, result.ptr);
+}
+
+std::shared_ptr<const topo::Topology> Evaluator::topology(const std::string& name, int32_t gpus) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = topologies_.find({name, gpus});
+    if (it != topologies_.end()) return it->second;
+  }
+  auto built = std::make_shared<const topo::Topology>(topo::load_topology(name, gpus));  // outside the lock
+  std::lock_guard<std::mutex> lock(mutex_);
+  return topologies_.try_emplace({name, gpus}, built).first->second;
+}
+
+Row Evaluator::evaluate(size_t index, const PointValues& values) {
+  Row row(result_columns().size());
+  row[0] = std::to_string(index);
+  for (size_t field = 0; field < values.size(); ++field) row[1 + field] = values[field];
+  auto metric = [&](Metric which) -> std::string& { return row[kFirstMetric + which]; };
+  auto put = [&](Metric which, double value) { metric(which) = format_number(value); };
+  try {
+    row[1 + kFieldCount] = std::to_string(parse_count(at(values, Field::seq)));
+  } catch (const UserError&) {
+  }
+
+  scenario::ProblemText problem_text;
+  problem_text.gpus = at(values, Field::gpus);
+  problem_text.seq = at(values, Field::seq);
+  problem_text.batch = at(values, Field::batch);
+  problem_text.heads = at(values, Field::heads);
+  problem_text.kv_heads = at(values, Field::kv_heads);
+  problem_text.head_dim = at(values, Field::head_dim);
+  problem_text.head_dim_v = at(values, Field::head_dim_v);
+  problem_text.dtype = at(values, Field::dtype);
+  problem_text.mask = at(values, Field::mask);
+  problem_text.window = at(values, Field::window);
+  problem_text.documents = at(values, Field::documents);
+  problem_text.layout = at(values, Field::layout);
+  problem_text.pass = at(values, Field::pass);
+  scenario::ScheduleText schedule_text;
+  schedule_text.algorithm = at(values, Field::algo);
+  schedule_text.tile = at(values, Field::tile);
+  schedule_text.variant = at(values, Field::variant);
+
+  // Stage 1: the schedule. A refusal from the generator means the schedule does not apply.
+  Problem problem;
+  GeneratorOptions options;
+  scenario::CheckedSchedule checked;
+  try {
+    problem = scenario::make_problem(problem_text);
+    options = scenario::make_options(problem_text, schedule_text);
+    if (problem.seq_len < options.gpus) {
+      metric(status) = "skipped: seq " + std::to_string(problem.seq_len) + " is smaller than gpus " +
+                       std::to_string(options.gpus);
+      return row;
+    }
+    if (options.tile && options.tile->first * options.tile->second != options.gpus) {
+      metric(status) = "skipped: tile " + to_string(*options.tile) + " does not divide " + std::to_string(options.gpus) +
+                       " GPUs";
+      return row;
+    }
+    checked = scenario::generate_checked(schedule_text.algorithm, problem, options);
+  } catch (const UserError& error) {
+    metric(status) = one_line("skipped: " + std::string(error.what()));
+    return row;
+  } catch (const std::exception& error) {
+    metric(status) = one_line("error: " + std::string(error.what()));
+    return row;
+  }
+
+  // Stage 2: cost and simulate. Failures here are errors of the point, not refusals.
+  try {
+    scenario::HardwareValues hardware_values;
+    hardware_values.peak_tflops = number(at(values, Field::peak_tflops));
+    hardware_values.efficiency = number(at(values, Field::efficiency));
+    hardware_values.hbm_gbps = number(at(values, Field::hbm_gbps));
+    hardware_values.bandwidth_gbps = number(at(values, Field::bandwidth_gbps));
+    hardware_values.latency_us = number(at(values, Field::latency_us));
+    const Hardware hardware = scenario::make_hardware(hardware_values);
+    const Schedule& schedule = checked.schedule;
+    metric(Metric::schedule) = one_line(schedule.name());
+    const std::string& topology_name = at(values, Field::topology);
+    const std::string& placement_name = at(values, Field::placement);
+
+    std::shared_ptr<const topo::Topology> topology;
+    if (!topology_name.empty()) topology = this->topology(topology_name, schedule.gpus);
+    CostReport report;
+    if (topology) {
+      std::vector<int32_t> placement = topo::place_ranks(*topology, schedule, placement_name);
+      topo::RoutedNetwork routed(*topology, placement);
+      report = cost_schedule(schedule, *checked.grid, checked.analysis, hardware, &routed);
+      topo::Router router(*topology);
+      topo::LinkLoads loads = topo::compute_link_loads(router, placement, schedule, *checked.grid);
+      put(busiest_link_bytes, static_cast<double>(loads.busiest_edge_bytes));
+      put(inter_node_bytes, static_cast<double>(loads.inter_node_total()));
+    } else {
+      report = cost_schedule(schedule, *checked.grid, checked.analysis, hardware);
+    }
+    put(analytic_time_s, report.time_s);
+    put(compute_s_max, report.compute_s_max);
+    put(comm_s_max, report.comm_s_max);
+    put(recv_bytes_max, static_cast<double>(report.recv_bytes_max));
+    double mean = 0;
+    for (int kind = 0; kind < kDataKindCount; ++kind) {
+      const double bytes = report.recv_bytes_mean_by_kind[static_cast<size_t>(kind)];
+      mean += bytes;
+      put(static_cast<Metric>(recv_kind_first + static_cast<size_t>(kind)), bytes);
+    }
+    put(recv_bytes_mean, mean);
+    put(flops_max, report.flops_max);
+    put(flops_total, report.flops_total);
+    put(peak_memory_bytes_max, static_cast<double>(report.peak_memory_bytes_max));
+    put(bytes_per_flop, report.bytes_per_flop);
+    put(comm_over_compute, report.comm_over_compute);
+    put(lower_bound_bytes, report.lower_bound.total_bytes());
+    put(lower_bound_ratio, report.lower_bound_ratio);
+
+    const std::string& fidelity = at(values, Field::fidelity);
+    if (fidelity == "analytic") {
+      put(time_s, report.time_s);
+    } else {
+      sim::SimOptions sim_options;
+      sim_options.fidelity = sim::parse_fidelity(fidelity);
+      sim_options.channels = static_cast<int32_t>(number(at(values, Field::channels)));
+      sim_options.message_overhead_s = number(at(values, Field::overhead_us)) * 1e-6;
+      if (!at(values, Field::chunk).empty()) sim_options.chunk_bytes = static_cast<double>(parse_count(at(values, Field::chunk)));
+      const sim::GpuProfile gpu = sim::gpu_profile(at(values, Field::gpu));
+      std::shared_ptr<const topo::Topology> network = topology;
+      if (!network) network = std::make_shared<const topo::Topology>(scenario::uniform_topology(schedule.gpus, hardware));
+      std::vector<int32_t> placement = topo::place_ranks(*network, schedule, placement_name);
+      const sim::SimResult result =
+          sim::simulate(schedule, *checked.grid, checked.analysis, *network, placement, gpu, sim_options);
+      double compute = 0, communication = 0, wait = 0;
+      for (const sim::GpuTimes& times : result.gpus) {
+        compute = std::max(compute, times.compute_s);
+        communication = std::max(communication, times.communication_s);
+        wait = std::max(wait, times.exposed_wait_s);
+      }
+      put(simulated_time_s, result.makespan_s);
+      put(time_s, result.makespan_s);
+      put(sim_compute_s_max, compute);
+      put(sim_comm_s_max, communication);
+      put(sim_exposed_wait_s_max, wait);
+      put(sim_lower_bound_s, result.lower_bound_s);
+      put(sim_transfers, static_cast<double>(result.transfers));
+    }
+    metric(status) = "ok";
+  } catch (const std::exception& error) {
+    for (size_t column = kFirstMetric; column < row.size(); ++column) row[column].clear();
+    metric(status) = one_line("error: " + std::string(error.what()));
+  }
+  return row;
+}
+
+}  // namespace tessera::sweep

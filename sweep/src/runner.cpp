@@ -1,0 +1,284 @@
+#include "tessera/sweep/runner.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <mutex>
+#include <ostream>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "tessera/core/error.hpp"
+
+namespace tessera::sweep {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+int Communicator::default_jobs() const {
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+namespace {
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+std::string format_duration(double seconds) {
+  std::ostringstream text;
+  if (seconds < 90) {
+    text << static_cast<int>(std::ceil(seconds)) << " s";
+  } else if (seconds < 5400) {
+    text << static_cast<int>(seconds / 60) << " min " << static_cast<int>(std::fmod(seconds, 60)) << " s";
+  } else {
+    text << std::fixed << std::setprecision(1) << seconds / 3600 << " h";
+  }
+  return text.str();
+}
+
+// One line on a terminal, redrawn at most five times a second.
+class Progress {
+ public:
+  Progress(std::ostream* out, size_t total) : out_(out), total_(total) {}
+  void advance(size_t count) {
+    done_ += count;
+    if (!out_) return;
+    const double now = seconds_since(start_);
+    if (done_ < total_ && now - last_ < 0.2) return;
+    last_ = now;
+    const double rate = now > 0 ? static_cast<double>(done_) / now : 0;
+    std::ostringstream line;
+    line << "\r  " << done_ << "/" << total_ << " points  " << std::fixed << std::setprecision(rate < 10 ? 2 : 0) << rate
+         << " points/s";
+    if (rate > 0 && done_ < total_) line << "  ETA " << format_duration(static_cast<double>(total_ - done_) / rate);
+    line << "      ";
+    *out_ << line.str() << std::flush;
+  }
+  void finish() {
+    if (out_ && total_ > 0) *out_ << "\n" << std::flush;
+  }
+
+ private:
+  std::ostream* out_;
+  size_t total_;
+  size_t done_ = 0;
+  Clock::time_point start_ = Clock::now();
+  double last_ = -1;
+};
+
+// Rank 0 computes, every rank receives; an error on rank 0 is thrown on every rank.
+template <typename Make>
+std::string shared(Communicator& communicator, Make make) {
+  std::string payload;
+  if (communicator.rank() == 0) {
+    try {
+      payload = "O" + make();
+    } catch (const UserError& error) {
+      payload = std::string("E") + error.what();
+    }
+  }
+  payload = communicator.broadcast(payload);
+  if (payload.empty() || payload[0] == 'E') throw UserError(payload.empty() ? "rank 0 sent nothing" : payload.substr(1));
+  return payload.substr(1);
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError(path + ": cannot read the sweep spec");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string encode(const std::vector<size_t>& indices) {
+  std::string text;
+  for (size_t index : indices) text += std::to_string(index) + "\n";
+  return text;
+}
+std::vector<size_t> decode(const std::string& text) {
+  std::vector<size_t> indices;
+  std::istringstream stream(text);
+  size_t index = 0;
+  while (stream >> index) indices.push_back(index);
+  return indices;
+}
+
+json metadata(const Spec& spec, const std::string& spec_path, const RunOptions& options, const std::string& hash,
+              size_t points, size_t completed, int ranks, int jobs, size_t evaluated, double wall_s) {
+  json columns = json::array();
+  for (const Column& column : result_columns()) columns.push_back(column.name);
+  json outputs = json::array();
+  if (spec.write_csv) outputs.push_back("results.csv");
+  if (spec.write_jsonl) outputs.push_back("results.jsonl");
+  return json{{"tool", "tessera"},
+              {"version", options.tool_version},
+              {"name", spec.name},
+              {"spec", "spec.yaml"},
+              {"spec_source", spec_path},
+              {"inputs_hash", hash},
+              {"inputs_hash_covers", "tool version, spec text, topology files named by the spec"},
+              {"points", points},
+              {"completed", completed},
+              {"complete", completed == points},
+              {"outputs", outputs},
+              {"journal", "journal.jsonl"},
+              {"columns", columns},
+              {"last_run", {{"ranks", ranks}, {"jobs_per_rank", jobs}, {"points_evaluated", evaluated}, {"wall_s", wall_s}}}};
+}
+
+// Evaluates `indices` on `jobs` threads; `done` runs once per point, under a lock, in
+// completion order.
+template <typename Done>
+void evaluate_parallel(Evaluator& evaluator, const PointSet& points, const std::vector<size_t>& indices, int jobs,
+                       Done done) {
+  std::atomic<size_t> next{0};
+  std::mutex mutex;
+  auto worker = [&] {
+    for (size_t position = next++; position < indices.size(); position = next++) {
+      const size_t index = indices[position];
+      Row row = evaluator.evaluate(index, points.values(index));
+      std::lock_guard<std::mutex> lock(mutex);
+      done(index, std::move(row));
+    }
+  };
+  const size_t threads = std::min(static_cast<size_t>(std::max(jobs, 1)), std::max<size_t>(indices.size(), 1));
+  std::vector<std::jthread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+}
+
+}  // namespace
+
+RunSummary run_sweep(const std::string& spec_path, const RunOptions& options, Communicator& communicator) {
+  const auto started = Clock::now();
+  const bool root = communicator.rank() == 0;
+  const int ranks = communicator.size();
+  const int jobs = options.jobs > 0 ? options.jobs : communicator.default_jobs();
+  if (options.out_dir.empty()) throw UserError("--out: a directory for the results is required");
+
+  const std::string text = shared(communicator, [&] {
+    std::string read = read_text(spec_path);
+    if (options.check_spec) options.check_spec(parse_spec(read, spec_path));
+    return read;
+  });
+  const Spec spec = parse_spec(text, spec_path);
+  const PointSet points = enumerate_points(spec);
+  RunSummary summary;
+  summary.points = points.size();
+  summary.inputs_hash = inputs_hash(spec, options.tool_version);
+
+  const std::filesystem::path dir(options.out_dir);
+  const Journal journal((dir / "journal.jsonl").string(), summary.inputs_hash);
+  std::vector<size_t> todo = decode(shared(communicator, [&] {
+    std::error_code error;
+    std::filesystem::create_directories(dir, error);
+    if (error) throw UserError(options.out_dir + ": cannot create the directory (" + error.message() + ")");
+    const auto meta_path = dir / "sweep.json";
+    if (std::filesystem::exists(meta_path)) {
+      json previous = json::parse(read_text(meta_path.string()), nullptr, false);
+      if (!previous.is_discarded() && previous.contains("inputs_hash") && previous["inputs_hash"] != summary.inputs_hash)
+        throw UserError(options.out_dir + " holds the results of other inputs (inputs hash " +
+                        previous["inputs_hash"].get<std::string>() + ", this run " + summary.inputs_hash +
+                        "): the spec, a topology file or the tool version changed; use another --out directory or "
+                        "delete this one");
+    }
+    std::vector<bool> done(points.size(), false);
+    for (const Entry& entry : journal.read_and_repair(points.size())) done[entry.index] = true;
+    std::vector<size_t> remaining;
+    for (size_t index = 0; index < points.size(); ++index)
+      if (!done[index]) remaining.push_back(index);
+    summary.already_done = points.size() - remaining.size();
+    write_file_atomically((dir / "spec.yaml").string(), text);
+    write_file_atomically((dir / "sweep.json").string(),
+                          metadata(spec, spec_path, options, summary.inputs_hash, points.size(), summary.already_done,
+                                   ranks, jobs, 0, 0).dump(2) + "\n");
+    return encode(remaining);
+  }));
+  if (options.limit > 0 && todo.size() > options.limit) todo.resize(options.limit);
+
+  Progress progress(root ? options.progress : nullptr, todo.size());
+  Evaluator evaluator;  // one per rank: its topology cache lives across rounds
+  if (ranks == 1) {
+    evaluate_parallel(evaluator, points, todo, jobs, [&](size_t index, Row row) {
+      journal.append(journal_line(index, summary.inputs_hash, row));
+      progress.advance(1);
+    });
+  } else {
+    // Rounds: each rank takes every size-th point of the round; rank 0 appends the round's
+    // rows in index order. A killed run loses at most the round in flight.
+    const size_t round = static_cast<size_t>(ranks) * static_cast<size_t>(jobs) * 8;
+    for (size_t begin = 0; begin < todo.size(); begin += round) {
+      const size_t end = std::min(todo.size(), begin + round);
+      std::vector<size_t> mine;
+      for (size_t position = begin; position < end; ++position)
+        if (static_cast<int>((position - begin) % static_cast<size_t>(ranks)) == communicator.rank())
+          mine.push_back(todo[position]);
+      std::vector<std::pair<size_t, std::string>> lines;
+      evaluate_parallel(evaluator, points, mine, jobs, [&](size_t index, Row row) {
+        lines.emplace_back(index, journal_line(index, summary.inputs_hash, row));
+      });
+      std::string packed;
+      for (const auto& [index, line] : lines) packed += line;
+      std::vector<std::string> gathered = communicator.gather(packed);
+      if (!root) continue;
+      std::vector<std::pair<size_t, std::string>> all;
+      for (const std::string& part : gathered) {
+        size_t start = 0;
+        while (start < part.size()) {
+          const size_t stop = part.find('\n', start);
+          std::string line = part.substr(start, stop - start + 1);
+          all.emplace_back(json::parse(line)["index"].get<size_t>(), std::move(line));
+          start = stop + 1;
+        }
+      }
+      std::sort(all.begin(), all.end());
+      std::string block;
+      for (const auto& [index, line] : all) block += line;
+      journal.append(block);
+      progress.advance(all.size());
+    }
+  }
+  progress.finish();
+  summary.evaluated = todo.size();
+
+  // Rank 0 writes the tables from the journal, in index order.
+  if (root) {
+    std::vector<Entry> entries = journal.read_and_repair(points.size());
+    std::sort(entries.begin(), entries.end(), [](const Entry& x, const Entry& y) { return x.index < y.index; });
+    std::string csv = csv_header(), jsonl;
+    const size_t status = status_column();
+    for (const Entry& entry : entries) {
+      const std::string& state = entry.row[status];
+      const bool not_applicable = state.rfind("skipped", 0) == 0;
+      summary.ok += state == "ok";
+      summary.skipped += not_applicable;
+      summary.errors += state.rfind("error", 0) == 0;
+      if (not_applicable && spec.drop_not_applicable) continue;
+      if (spec.write_csv) csv += csv_row(entry.row);
+      if (spec.write_jsonl) jsonl += jsonl_row(entry.row);
+    }
+    summary.complete = entries.size() == points.size();
+    if (spec.write_csv) {
+      write_file_atomically((dir / "results.csv").string(), csv);
+      summary.written.push_back((dir / "results.csv").string());
+    }
+    if (spec.write_jsonl) {
+      write_file_atomically((dir / "results.jsonl").string(), jsonl);
+      summary.written.push_back((dir / "results.jsonl").string());
+    }
+    summary.wall_s = seconds_since(started);
+    write_file_atomically((dir / "sweep.json").string(),
+                          metadata(spec, spec_path, options, summary.inputs_hash, points.size(), entries.size(), ranks,
+                                   jobs, summary.evaluated, summary.wall_s).dump(2) + "\n");
+    summary.written.push_back((dir / "sweep.json").string());
+  }
+  summary.wall_s = seconds_since(started);
+  return summary;
+}
+
+}  // namespace tessera::sweep

@@ -1,0 +1,365 @@
+// Reading a sweep spec. The YAML reading and its "FILE:LINE: what (expected)" errors are the
+// topology files' (topologies/src/yaml_reader.hpp), so both formats read and fail alike.
+#include "tessera/sweep/spec.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "tessera/core/error.hpp"
+#include "tessera/core/layout.hpp"
+#include "tessera/core/problem.hpp"
+#include "tessera/costmodel/generators.hpp"
+#include "tessera/sim/gpu_profile.hpp"
+#include "tessera/topologies/description.hpp"
+#include "yaml_reader.hpp"
+
+namespace tessera::sweep {
+
+namespace {
+
+struct FieldInfo {
+  std::string name;
+  std::string fallback;  // the command line's default
+};
+
+// Same defaults as `tessera cost` / `tessera simulate` (scenario::ProblemText and friends).
+const std::array<FieldInfo, kFieldCount>& fields() {
+  static const std::array<FieldInfo, kFieldCount> table = {{
+      {"gpus", "256"},        {"seq", "1M"},           {"batch", "1"},         {"heads", "32"},
+      {"kv_heads", "8"},      {"head_dim", "128"},     {"head_dim_v", ""},     {"dtype", "bf16"},
+      {"mask", "causal"},     {"window", "4K"},        {"documents", ""},      {"layout", ""},
+      {"pass", "both"},       {"algo", ""},            {"tile", ""},           {"variant", ""},
+      {"topology", ""},       {"placement", "linear"}, {"fidelity", "analytic"}, {"gpu", "h100"},
+      {"peak_tflops", "989"}, {"efficiency", "0.6"},   {"hbm_gbps", "3350"},   {"bandwidth_gbps", "50"},
+      {"latency_us", "5"},    {"channels", "0"},       {"overhead_us", "0"},   {"chunk", ""},
+  }};
+  return table;
+}
+
+// "--seq: expected ..." -> "expected ...": the spec names the field itself.
+std::string without_flag(const std::string& message) {
+  if (message.rfind("--", 0) == 0) {
+    const size_t colon = message.find(": ");
+    if (colon != std::string::npos) return message.substr(colon + 2);
+  }
+  return message;
+}
+
+double number(const std::string& value) {
+  size_t used = 0;
+  double parsed = 0;
+  try {
+    parsed = std::stod(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != value.size()) throw UserError("'" + value + "' is not a number");
+  return parsed;
+}
+
+int64_t positive_count(const std::string& value) {
+  const int64_t count = parse_count(value);
+  if (count <= 0) throw UserError("'" + value + "' is not a positive count");
+  return count;
+}
+
+template <typename Parse>
+void one_of(const std::string& value, Parse parse) {
+  try {
+    parse(value);
+  } catch (const UserError& error) {
+    throw UserError(without_flag(error.what()));
+  }
+}
+
+void validate_topology(const std::string& value) {
+  if (value.empty()) return;
+  std::error_code ignored;
+  if (std::filesystem::is_regular_file(value, ignored)) {
+    topo::load_topology(value, 0);  // its own FILE:LINE errors
+    return;
+  }
+  try {
+    topo::load_topology(value, 0);
+  } catch (const UserError& error) {
+    // Presets sized by the GPU count cannot be built without one; only an unknown name is wrong.
+    const std::string message = error.what();
+    if (message.find("neither a preset") != std::string::npos)
+      throw UserError("'" + value + "' is neither a topology preset (see tessera topo list) nor a readable file");
+  }
+}
+
+}  // namespace
+
+const std::string& field_name(Field field) { return fields()[static_cast<size_t>(field)].name; }
+const std::string& field_default(Field field) { return fields()[static_cast<size_t>(field)].fallback; }
+
+bool parse_field(const std::string& name, Field& field) {
+  for (size_t index = 0; index < fields().size(); ++index)
+    if (fields()[index].name == name) {
+      field = static_cast<Field>(index);
+      return true;
+    }
+  return false;
+}
+
+std::string field_list() {
+  std::string list;
+  for (const auto& info : fields()) list += (list.empty() ? "" : ", ") + info.name;
+  return list;
+}
+
+void validate_value(Field field, const std::string& value) {
+  switch (field) {
+    case Field::gpus: {
+      const int64_t gpus = parse_count(value);
+      if (gpus < 1 || gpus > (1 << 20)) throw UserError("expected 1 to 1048576 GPUs, got " + value);
+      return;
+    }
+    case Field::seq:
+    case Field::batch:
+    case Field::heads:
+    case Field::kv_heads:
+    case Field::head_dim:
+    case Field::window:
+      positive_count(value);
+      return;
+    case Field::head_dim_v:
+    case Field::chunk:
+      if (!value.empty()) positive_count(value);
+      return;
+    case Field::documents: {
+      if (value.empty()) return;
+      std::stringstream stream(value);
+      std::string part;
+      while (std::getline(stream, part, ',')) positive_count(part);
+      return;
+    }
+    case Field::dtype: one_of(value, parse_dtype); return;
+    case Field::mask: one_of(value, parse_mask_kind); return;
+    case Field::pass: one_of(value, parse_pass); return;
+    case Field::layout:
+      if (!value.empty()) one_of(value, parse_layout);
+      return;
+    case Field::algo: {
+      if (value == "all") return;
+      std::string names;
+      for (const auto& info : list_generators()) {
+        if (info.name == value && value != "file" && value != "assignment") return;
+        if (info.name != "file" && info.name != "assignment") names += (names.empty() ? "" : ", ") + info.name;
+      }
+      throw UserError("unknown schedule '" + value + "' (expected all or one of: " + names + ")");
+    }
+    case Field::tile:
+      if (!value.empty() && value != "all") one_of(value, parse_tile);
+      return;
+    case Field::variant: return;
+    case Field::topology: validate_topology(value); return;
+    case Field::placement:
+      if (value == "linear" || value == "round-robin" || value == "auto" || value.rfind("list:", 0) == 0) return;
+      throw UserError("unknown placement '" + value + "' (expected linear, round-robin, auto or list:...)");
+    case Field::fidelity:
+      if (value == "analytic" || value == "alpha-beta" || value == "flow") return;
+      throw UserError("unknown fidelity '" + value + "' (expected analytic, alpha-beta or flow)");
+    case Field::gpu: one_of(value, sim::gpu_profile); return;
+    case Field::peak_tflops:
+    case Field::hbm_gbps:
+    case Field::bandwidth_gbps:
+      if (!(number(value) > 0)) throw UserError(value + " is not a positive number");
+      return;
+    case Field::efficiency: {
+      const double efficiency = number(value);
+      if (!(efficiency > 0 && efficiency <= 1)) throw UserError(value + " is not in (0, 1]");
+      return;
+    }
+    case Field::latency_us:
+    case Field::overhead_us:
+      if (!(number(value) >= 0)) throw UserError(value + " is negative (expected >= 0)");
+      return;
+    case Field::channels: {
+      const double channels = number(value);
+      if (!(channels >= 0) || channels != static_cast<double>(static_cast<int64_t>(channels)) || channels > 1e6)
+        throw UserError(value + " is not a whole number >= 0");
+      return;
+    }
+  }
+}
+
+const std::vector<std::string>& figure_keys() {
+  static const std::vector<std::string> keys = {"name",   "kind",  "x",    "y",    "series", "value",
+                                                "title",  "xlabel", "ylabel", "logx", "logy",  "where",
+                                                "aggregate", "format"};
+  return keys;
+}
+
+Spec parse_spec(const std::string& text, const std::string& source) {
+  const topo::YamlReader reader(source);
+  Spec spec;
+  spec.source = source;
+  spec.text = text;
+  spec.name = std::filesystem::path(source).stem().string();
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& error) {
+    reader.fail_at_line(error.mark.line + 1, "not valid YAML: " + error.msg);
+  }
+  if (!root.IsMap()) reader.fail(root, "expected a mapping with keys such as fixed, axes, skip, outputs");
+  reader.check_keys(root, {"name", "fixed", "axes", "skip", "not_applicable", "outputs", "figures"}, "at the top level");
+
+  std::array<int, kFieldCount> set_at{};  // line where each field was given, 0: not given
+  auto field_at = [&](const YAML::Node& key, const std::string& path) {
+    Field field{};
+    if (!parse_field(key.Scalar(), field))
+      reader.fail(key, path + ": unknown field '" + key.Scalar() + "' (expected one of: " + field_list() + ")");
+    const int previous = set_at[static_cast<size_t>(field)];
+    if (previous != 0)
+      reader.fail(key, path + ": field '" + key.Scalar() + "' is already given on line " + std::to_string(previous) +
+                           " (a field is fixed or on one axis, once)");
+    set_at[static_cast<size_t>(field)] = topo::YamlReader::line_of(key);
+    return field;
+  };
+  auto checked_value = [&](const YAML::Node& node, Field field, const std::string& path) {
+    if (!node.IsScalar()) reader.fail(node, path + ": expected a value, got " + (node.IsSequence() ? "a list" : "a mapping"));
+    const std::string value = node.Scalar();
+    try {
+      validate_value(field, value);
+    } catch (const UserError& error) {
+      reader.fail(node, path + ": " + without_flag(error.what()));
+    }
+    return value;
+  };
+  auto value_list = [&](const YAML::Node& node, Field field, const std::string& path) {
+    std::vector<std::string> values;
+    if (node.IsScalar()) {
+      values.push_back(checked_value(node, field, path));
+    } else if (node.IsSequence() && node.size() > 0) {
+      for (size_t k = 0; k < node.size(); ++k)
+        values.push_back(checked_value(node[k], field, path + "[" + std::to_string(k) + "]"));
+    } else {
+      reader.fail(node, path + ": expected a list of values, e.g. [16, 32, 64]");
+    }
+    return values;
+  };
+
+  if (reader.has(root, "name")) spec.name = reader.text(root, "", "name");
+  for (size_t index = 0; index < fields().size(); ++index) spec.fixed[index] = fields()[index].fallback;
+
+  if (reader.has(root, "fixed")) {
+    const YAML::Node fixed = reader.field(root, "", "fixed");
+    reader.require_map(fixed, "fixed");
+    for (auto it = fixed.begin(); it != fixed.end(); ++it) {
+      const std::string path = "fixed." + it->first.Scalar();
+      const Field field = field_at(it->first, "fixed");
+      if (it->second.IsNull()) reader.fail(it->first, path + ": has no value");
+      spec.fixed[static_cast<size_t>(field)] = checked_value(it->second, field, path);
+    }
+  }
+
+  if (reader.has(root, "axes")) {
+    const YAML::Node axes = reader.field(root, "", "axes");
+    if (!axes.IsSequence())
+      reader.fail(axes, "axes: expected a list of entries such as '- gpus: [16, 32]' (one field: an axis; several: zipped)");
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const YAML::Node entry = axes[i];
+      const std::string path = "axes[" + std::to_string(i) + "]";
+      if (!entry.IsMap() || entry.size() == 0)
+        reader.fail(entry, path + ": expected a mapping of fields to lists, e.g. {gpus: [16, 32]}");
+      AxisGroup group;
+      group.line = topo::YamlReader::line_of(entry);
+      for (auto it = entry.begin(); it != entry.end(); ++it) {
+        const Field field = field_at(it->first, path);
+        const std::string field_path = path + "." + it->first.Scalar();
+        if (it->second.IsNull()) reader.fail(it->first, field_path + ": has no value");
+        group.fields.push_back(field);
+        group.values.push_back(value_list(it->second, field, field_path));
+        if (group.values.back().size() != group.values.front().size())
+          reader.fail(it->first, field_path + ": has " + std::to_string(group.values.back().size()) +
+                                     " values but " + field_name(group.fields.front()) + " has " +
+                                     std::to_string(group.values.front().size()) +
+                                     " (zipped fields need lists of equal length)");
+      }
+      spec.axes.push_back(std::move(group));
+    }
+  }
+  if (spec.fixed[static_cast<size_t>(Field::algo)].empty() && set_at[static_cast<size_t>(Field::algo)] == 0)
+    reader.fail_at_line(1, "no schedule: give 'algo' in fixed or on an axis (a generator name, or all)");
+
+  if (reader.has(root, "skip")) {
+    const YAML::Node skip = reader.field(root, "", "skip");
+    if (!skip.IsSequence()) reader.fail(skip, "skip: expected a list of rules such as {algo: ulysses, gpus: [128]}");
+    for (size_t i = 0; i < skip.size(); ++i) {
+      const YAML::Node entry = skip[i];
+      const std::string path = "skip[" + std::to_string(i) + "]";
+      if (!entry.IsMap() || entry.size() == 0) reader.fail(entry, path + ": expected a mapping of fields to values");
+      SkipRule rule;
+      for (auto it = entry.begin(); it != entry.end(); ++it) {
+        Field field{};
+        if (!parse_field(it->first.Scalar(), field))
+          reader.fail(it->first, path + ": unknown field '" + it->first.Scalar() + "' (expected one of: " + field_list() + ")");
+        rule.match.emplace_back(field, value_list(it->second, field, path + "." + it->first.Scalar()));
+      }
+      spec.skip.push_back(std::move(rule));
+    }
+  }
+
+  if (reader.has(root, "not_applicable")) {
+    const std::string value = reader.text(root, "", "not_applicable");
+    if (value != "record" && value != "drop")
+      reader.fail(root["not_applicable"], "not_applicable: unknown value '" + value + "' (expected record or drop)");
+    spec.drop_not_applicable = value == "drop";
+  }
+
+  if (reader.has(root, "outputs")) {
+    const YAML::Node outputs = reader.field(root, "", "outputs");
+    if (!outputs.IsSequence() || outputs.size() == 0) reader.fail(outputs, "outputs: expected a list such as [csv, jsonl]");
+    spec.write_csv = spec.write_jsonl = false;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const std::string value = reader.text(outputs[i], "outputs[" + std::to_string(i) + "]");
+      if (value == "csv") {
+        spec.write_csv = true;
+      } else if (value == "jsonl") {
+        spec.write_jsonl = true;
+      } else {
+        reader.fail(outputs[i], "outputs[" + std::to_string(i) + "]: unknown output '" + value + "' (expected csv or jsonl)");
+      }
+    }
+  }
+
+  if (reader.has(root, "figures")) {
+    const YAML::Node figures = reader.field(root, "", "figures");
+    if (!figures.IsSequence()) reader.fail(figures, "figures: expected a list of {name, kind, x, y, series, ...}");
+    std::set<std::string> names;
+    for (size_t i = 0; i < figures.size(); ++i) {
+      const YAML::Node entry = figures[i];
+      const std::string path = "figures[" + std::to_string(i) + "]";
+      reader.require_map(entry, path);
+      reader.check_keys(entry, figure_keys(), "in " + path);
+      FigureRequest request;
+      request.line = topo::YamlReader::line_of(entry);
+      for (auto it = entry.begin(); it != entry.end(); ++it)
+        request.options[it->first.Scalar()] = reader.text(it->second, path + "." + it->first.Scalar());
+      for (const char* required : {"name", "x", "y"})
+        if (!request.options.count(required)) reader.fail(entry, path + ": missing field '" + required + "'");
+      const std::string& name = request.options["name"];
+      if (name.find_first_of("/\\ ") != std::string::npos || name.empty() || name[0] == '.')
+        reader.fail(entry["name"], path + ".name: '" + name + "' is not a plain file name (letters, digits, - and _)");
+      if (!names.insert(name).second) reader.fail(entry["name"], path + ".name: '" + name + "' is used twice");
+      spec.figures.push_back(std::move(request));
+    }
+  }
+  return spec;
+}
+
+Spec load_spec(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError(path + ": cannot read the sweep spec");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_spec(text.str(), path);
+}
+
+}  // namespace tessera::sweep
