@@ -81,7 +81,6 @@ NetworkLayout layout_network(const topo::Topology& topology) {
     case topo::TopologyShape::fully_connected:
     case topo::TopologyShape::single_switch:
       place_on_circle(layout, topology);
-      layout.curved_edges = topology.shape == topo::TopologyShape::ring;
       break;
     case topo::TopologyShape::torus:
       place_on_grid(layout, topology);

@@ -13,7 +13,7 @@ namespace tessera::gui {
 
 struct NetworkLayout {
   std::vector<QPointF> vertex_positions;  // by Boost vertex index
-  bool curved_edges = false;              // rings and tori: draw wrap-around links as arcs
+  bool curved_edges = false;              // tori: draw wrap-around links as arcs
 };
 
 NetworkLayout layout_network(const topo::Topology& topology);

@@ -1,0 +1,68 @@
+// Session files: a round trip keeps every field; every error names the field at fault.
+#include <QTemporaryDir>
+
+#include <catch2/catch.hpp>
+
+#include "models/session.hpp"
+#include "tessera/core/error.hpp"
+
+using namespace tessera;
+using namespace tessera::gui;
+
+TEST_CASE("gui::Session: written and read back unchanged", "[gui]") {
+  Session session = default_session();
+  session.problem.mask = "sliding-window";
+  session.problem.window = "8K";
+  session.schedule.tile = "8x8";
+  session.network.placement = "round-robin";
+  session.fidelity = "alpha-beta";
+  session.view = "timeline";
+  QTemporaryDir dir;
+  const QString path = dir.filePath("session.json");
+  write_session(path, session);
+  const Session back = read_session(path);
+  CHECK(session_to_json(back) == session_to_json(session));
+  CHECK(back.problem.window == "8K");
+  CHECK(back.schedule.tile == "8x8");
+  CHECK(back.view == "timeline");
+}
+
+TEST_CASE("gui::Session: bad files name the field", "[gui]") {
+  auto parse = [](const char* json) { return parse_session(QByteArray(json), "s.json"); };
+  SECTION("not JSON") { CHECK_THROWS_WITH(parse("{\"format\": "), Catch::StartsWith("s.json: not valid JSON at byte")); }
+  SECTION("not an object") { CHECK_THROWS_WITH(parse("[1, 2]"), Catch::Contains("expected a JSON object")); }
+  SECTION("wrong format") {
+    CHECK_THROWS_WITH(parse(R"({"format": "x", "version": 1})"), Catch::Contains("s.json: format: expected"));
+  }
+  SECTION("wrong version") {
+    CHECK_THROWS_WITH(parse(R"({"format": "tessera-gui-session", "version": 7})"),
+                      Catch::Contains("s.json: version: expected 1"));
+  }
+  SECTION("a field of the wrong type") {
+    CHECK_THROWS_WITH(parse(R"({"format": "tessera-gui-session", "version": 1, "problem": {"seq": [1]}})"),
+                      Catch::Contains("s.json: problem.seq: expected a string"));
+  }
+  SECTION("an unknown field") {
+    CHECK_THROWS_WITH(parse(R"({"format": "tessera-gui-session", "version": 1, "network": {"topo": "ring-8"}})"),
+                      Catch::Contains("network.topo: unknown field"));
+  }
+  SECTION("a section that is not an object") {
+    CHECK_THROWS_WITH(parse(R"({"format": "tessera-gui-session", "version": 1, "schedule": "mesh"})"),
+                      Catch::Contains("schedule: expected an object"));
+  }
+  SECTION("an unknown view") {
+    CHECK_THROWS_WITH(parse(R"({"format": "tessera-gui-session", "version": 1, "view": "3d"})"),
+                      Catch::Contains("view: expected one of"));
+  }
+  SECTION("a missing file") { CHECK_THROWS_AS(read_session("/nonexistent/session.json"), UserError); }
+}
+
+TEST_CASE("gui::Session: whole numbers are accepted for text fields", "[gui]") {
+  const Session session = parse_session(
+      R"({"format": "tessera-gui-session", "version": 1, "problem": {"gpus": 16, "seq": "64K"}})", "s.json");
+  CHECK(session.problem.gpus == "16");
+  CHECK(session.problem.seq == "64K");
+  CHECK_THROWS_WITH(parse_session(R"({"format": "tessera-gui-session", "version": 1, "problem": {"gpus": 1.5}})",
+                                  "s.json"),
+                    Catch::Contains("problem.gpus: expected a string"));
+}
