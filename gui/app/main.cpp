@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 #include "app/main_window.hpp"
 #include "app/simulation_runner.hpp"
@@ -26,7 +27,24 @@ int main(int argc, char** argv) {
   // The platform is chosen when QApplication starts, so decide before it exists.
   if (wants_screenshot(argc, argv) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
     qputenv("QT_QPA_PLATFORM", "offscreen");
-  QApplication app(argc, argv);
+  // QGuiApplication takes `-session`/`--session` for itself (X11 session management) and
+  // removes it from argv, so the options are parsed from a copy made before it exists, and
+  // Qt gets the arguments without --session and its value.
+  QStringList arguments;
+  std::vector<char*> qt_argv;
+  for (int k = 0; k < argc; ++k) {
+    arguments << QString::fromLocal8Bit(argv[k]);
+    if (k > 0 && std::strcmp(argv[k], "--session") == 0) {
+      ++k;
+      if (k < argc) arguments << QString::fromLocal8Bit(argv[k]);
+      continue;
+    }
+    if (k > 0 && std::strncmp(argv[k], "--session=", 10) == 0) continue;
+    qt_argv.push_back(argv[k]);
+  }
+  int qt_argc = static_cast<int>(qt_argv.size());
+  qt_argv.push_back(nullptr);
+  QApplication app(qt_argc, qt_argv.data());
   QApplication::setApplicationName("tessera-gui");
   QApplication::setApplicationVersion("0.1.0");
 
@@ -40,7 +58,7 @@ int main(int argc, char** argv) {
   const QCommandLineOption screenshot_option("screenshot", "Render the window to this PNG and exit.", "OUT.png");
   const QCommandLineOption view_option("view", "The view to show: matrix, network, timeline or compare.", "VIEW");
   parser.addOptions({session_option, screenshot_option, view_option});
-  parser.process(app);
+  parser.process(arguments);
 
   tessera::gui::MainWindow window;
   if (parser.isSet(view_option) && !tessera::gui::is_view_name(parser.value(view_option).toStdString())) {

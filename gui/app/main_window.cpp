@@ -258,6 +258,7 @@ void MainWindow::runNow() {
 void MainWindow::applySession(const Session& session) {
   panel_->setSession(session);
   showView(QString::fromStdString(session.view));
+  pending_selected_gpu_ = session.selected_gpu;
   runNow();
 }
 
@@ -273,7 +274,9 @@ bool MainWindow::loadSession(const QString& path) {
 
 bool MainWindow::saveSession(const QString& path) {
   try {
-    write_session(path, panel_->session());
+    Session session = panel_->session();
+    session.selected_gpu = matrix_model_->selectedGpu();
+    write_session(path, session);
     statusBar()->showMessage("Saved " + path, 5000);
     return true;
   } catch (const UserError& error) {
@@ -356,6 +359,8 @@ void MainWindow::showResult(std::shared_ptr<const ScenarioResult> result) {
   compare_view_->setResult(result_);
   gpu_spin_->setRange(-1, schedule.gpus - 1);
   head_group_spin_->setRange(0, schedule.head_groups - 1);
+  if (pending_selected_gpu_ >= 0) matrix_model_->setSelectedGpu(pending_selected_gpu_);
+  pending_selected_gpu_ = -1;
   setSelectedGpu(matrix_model_->selectedGpu());
   onStepChanged(slider_->value());
   summary_->setText(QString("%1 on %2: simulated %3 ms (%4 fidelity), alpha-beta %5 ms, busiest GPU receives %6; "

@@ -104,6 +104,7 @@ class MainWindow : public QMainWindow {
   QTimer* debounce_ = nullptr;
   QTimer* player_ = nullptr;
   std::shared_ptr<const ScenarioResult> result_;
+  int pending_selected_gpu_ = -1;  // from a session, applied when its run is shown
 };
 
 }  // namespace tessera::gui

@@ -99,7 +99,8 @@ Session parse_session(const QByteArray& json, const QString& source) {
     throw UserError((source + ": " + field + ": " + what).toStdString());
   };
   for (auto it = root.begin(); it != root.end(); ++it) {
-    static const QStringList kKnown = {"format", "version", "problem", "schedule", "network", "simulation", "view"};
+    static const QStringList kKnown = {"format",     "version", "problem",     "schedule",
+                                       "network",    "simulation", "view", "selected_gpu"};
     if (!kKnown.contains(it.key())) fail(it.key(), "unknown field (expected one of " + kKnown.join(", ") + ")");
   }
   if (root.value("format").toString() != "tessera-gui-session") fail("format", "expected \"tessera-gui-session\"");
@@ -117,6 +118,12 @@ Session parse_session(const QByteArray& json, const QString& source) {
     if (!root.value("view").isString()) fail("view", "expected a string");
     session.view = root.value("view").toString().toStdString();
     if (!is_view_name(session.view)) fail("view", "expected one of matrix, network, timeline, compare");
+  }
+  if (root.contains("selected_gpu")) {
+    const QJsonValue gpu = root.value("selected_gpu");
+    if (!gpu.isDouble() || gpu.toDouble() != static_cast<double>(gpu.toInt()) || gpu.toInt() < -1)
+      fail("selected_gpu", "expected a GPU index (or -1 for none)");
+    session.selected_gpu = gpu.toInt();
   }
   return session;
 }
@@ -137,6 +144,7 @@ QByteArray session_to_json(const Session& session) {
   root.insert("network", section_json(network_fields(copy.network)));
   root.insert("simulation", section_json(simulation_fields(copy)));
   root.insert("view", QString::fromStdString(copy.view));
+  root.insert("selected_gpu", copy.selected_gpu);
   return QJsonDocument(root).toJson(QJsonDocument::Indented);
 }
 

@@ -7,7 +7,7 @@
 //    "schedule": {"algorithm": "mesh", "tile": "", "variant": ""},
 //    "network":  {"topology": "h100-ib:8", "placement": "auto"},
 //    "simulation": {"fidelity": "flow", "gpu": "h100"},
-//    "view": "matrix"}
+//    "view": "matrix", "selected_gpu": -1}
 //
 // Every section and field is optional (missing ones keep their defaults); a field of the wrong
 // type, an unknown field or a wrong format/version is an error that names the field.
@@ -24,6 +24,7 @@ struct Session {
   std::string fidelity = "flow";  // flow | alpha-beta (sim::parse_fidelity)
   std::string gpu = "h100";       // sim::gpu_profile name
   std::string view = "matrix";    // matrix | network | timeline | compare
+  int selected_gpu = -1;          // highlighted in every view; -1: none
 };
 
 // The scenario the window opens with: small enough to simulate in about a second.

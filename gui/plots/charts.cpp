@@ -2,6 +2,7 @@
 
 #include <QBarCategoryAxis>
 #include <QBarSeries>
+#include <QHorizontalStackedBarSeries>
 #include <QBarSet>
 #include <QChart>
 #include <QChartView>
@@ -17,36 +18,48 @@ QWidget* make_bar_chart(const BarChartSpec& spec, QWidget* parent) {
   auto* chart = new QChart();
   chart->setTitle(spec.title);
   chart->legend()->hide();
-  // Horizontal ordering by category; the current schedule goes in a second set so that it
-  // gets its own colour (a bar set has one colour).
+  chart->setMargins(QMargins(2, 2, 2, 2));
+  // Horizontal bars, so that long schedule names stay readable; the first category on top
+  // (a category axis counts from the bottom, hence the reversed order). The current schedule
+  // goes in a second set so that it gets its own colour (a bar set has one colour).
   auto* normal = new QBarSet("schedules");
   auto* current = new QBarSet("current");
+  QStringList categories;
   double max_value = 0;
-  for (size_t k = 0; k < spec.values.size(); ++k) {
+  for (size_t k = spec.values.size(); k-- > 0;) {
     const bool is_current = static_cast<int>(k) == spec.highlighted;
     *normal << (is_current ? 0.0 : spec.values[k]);
     *current << (is_current ? spec.values[k] : 0.0);
+    categories << spec.categories[static_cast<qsizetype>(k)];
     max_value = std::max(max_value, spec.values[k]);
   }
   normal->setColor(QColor(90, 130, 190));
   current->setColor(QColor(230, 120, 40));
-  auto* series = new QBarSeries();
+  // Stacked: each slot holds one non-zero value, so every bar takes the full slot.
+  auto* series = new QHorizontalStackedBarSeries();
   series->append(normal);
   series->append(current);
-  series->setBarWidth(0.9);
+  series->setBarWidth(0.8);
   chart->addSeries(series);
-  auto* categories = new QBarCategoryAxis();
-  categories->append(spec.categories);
-  categories->setLabelsAngle(-60);
-  chart->addAxis(categories, Qt::AlignBottom);
-  series->attachAxis(categories);
+  auto* category_axis = new QBarCategoryAxis();
+  category_axis->append(categories);
+  QFont small = category_axis->labelsFont();
+  small.setPointSizeF(std::max(6.0, small.pointSizeF() * (spec.values.size() > 20 ? 0.72 : 0.85)));
+  category_axis->setLabelsFont(small);
+  category_axis->setTruncateLabels(false);
+  category_axis->setLabelsVisible(spec.show_categories);
+  chart->addAxis(category_axis, Qt::AlignLeft);
+  series->attachAxis(category_axis);
   auto* values = new QValueAxis();
   values->setTitleText(spec.value_axis);
+  values->setLabelsFont(small);
   values->setRange(0, max_value > 0 ? max_value * 1.05 : 1.0);
-  chart->addAxis(values, Qt::AlignLeft);
+  values->setTickCount(4);
+  chart->addAxis(values, Qt::AlignBottom);
   series->attachAxis(values);
   auto* view = new QChartView(chart, parent);
   view->setRenderHint(QPainter::Antialiasing);
+  view->setMinimumSize(160, 160);
   return view;
 }
 
@@ -110,7 +123,7 @@ int chart_point_count(const QWidget* widget) {
   int points = 0;
   for (QAbstractSeries* series : view->chart()->series()) {
     if (auto* line = qobject_cast<QXYSeries*>(series)) points += static_cast<int>(line->count());
-    if (auto* bars = qobject_cast<QBarSeries*>(series))
+    if (auto* bars = qobject_cast<QAbstractBarSeries*>(series))
       for (QBarSet* set : bars->barSets())
         for (int k = 0; k < set->count(); ++k) points += set->at(k) != 0.0 ? 1 : 0;
   }

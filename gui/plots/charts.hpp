@@ -18,6 +18,7 @@ struct BarChartSpec {
   QStringList categories;      // one bar per category
   std::vector<double> values;
   int highlighted = -1;        // drawn in another colour (the current schedule)
+  bool show_categories = true; // false: charts beside one with the same rows leave them out
 };
 
 struct LineChartSpec {

@@ -11,6 +11,8 @@
 #include <QSplitter>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 #include "plots/charts.hpp"
 #include "tessera/core/error.hpp"
 
@@ -50,8 +52,16 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   controls->addWidget(log_x_);
   controls->addWidget(sweep_source_, 1);
   sweep_layout_->addLayout(controls);
-  splitter->setStretchFactor(0, 3);
-  splitter->setStretchFactor(1, 2);
+  splitter->setStretchFactor(0, 4);
+  splitter->setStretchFactor(1, 1);
+  sweep_hint_ = new QLabel(
+      "Line charts from a sweep: open a results CSV (a header row, one row per point, units in the column names, "
+      "e.g. gpus, seq, algo, time_s) and choose the x, y and series columns.",
+      sweep);
+  sweep_hint_->setWordWrap(true);
+  sweep_hint_->setAlignment(Qt::AlignCenter);
+  sweep_layout_->addWidget(sweep_hint_, 1);
+  splitter->setSizes({4000, 1000});  // proportions: the bars get most of the height
 
   connect(open, &QPushButton::clicked, this, [this] {
     const QString path = QFileDialog::getOpenFileName(this, "Open sweep results", QString(), "CSV (*.csv);;All files (*)");
@@ -78,12 +88,16 @@ void CompareView::rebuildBars() {
     delete chart;
     chart = nullptr;
   }
-  BarChartSpec time{"Time (alpha-beta over the routed network)", "ms", {}, {}, -1};
-  BarChartSpec bytes{"Bytes received, busiest GPU", "MB", {}, {}, -1};
-  BarChartSpec memory{"Peak buffer memory, fullest GPU", "MB", {}, {}, -1};
+  // The three charts share their rows (fastest first), so only the first names them.
+  BarChartSpec time{"Time, alpha-beta over the routed network (orange: shown schedule)", "ms", {}, {}, -1, true};
+  BarChartSpec bytes{"Bytes received, busiest GPU", "MB (SI)", {}, {}, -1, false};
+  BarChartSpec memory{"Peak buffer memory, fullest GPU", "MB (SI)", {}, {}, -1, false};
   if (result_) {
-    for (size_t k = 0; k < result_->compare.size(); ++k) {
-      const CompareRow& row = result_->compare[k];
+    // Fastest first, the same order in the three charts so a schedule sits on one line.
+    std::vector<CompareRow> rows = result_->compare;
+    std::stable_sort(rows.begin(), rows.end(), [](const CompareRow& a, const CompareRow& b) { return a.time_s < b.time_s; });
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const CompareRow& row = rows[k];
       const QString label = QString::fromStdString(row.label);
       for (BarChartSpec* spec : {&time, &bytes, &memory}) {
         spec->categories << label;
@@ -103,6 +117,9 @@ void CompareView::rebuildBars() {
   bars_layout_->addWidget(bar_charts_[0], 0, 0);
   bars_layout_->addWidget(bar_charts_[1], 0, 1);
   bars_layout_->addWidget(bar_charts_[2], 0, 2);
+  bars_layout_->setColumnStretch(0, 2);
+  bars_layout_->setColumnStretch(1, 1);
+  bars_layout_->setColumnStretch(2, 1);
 }
 
 void CompareView::loadSweep(const QString& path) {
@@ -157,6 +174,7 @@ void CompareView::rebuildLines() {
     return;
   }
   delete line_chart_;
+  sweep_hint_->hide();
   line_chart_ = make_line_chart(spec, this);
   sweep_layout_->addWidget(line_chart_, 1);
 }

@@ -50,6 +50,7 @@ class CompareView : public QWidget {
   QComboBox* series_column_;
   QCheckBox* log_x_;
   QLabel* sweep_source_;
+  QLabel* sweep_hint_;
   QWidget* line_chart_ = nullptr;
 };
 

@@ -121,7 +121,11 @@ void TimelineView::paintEvent(QPaintEvent*) {
   painter.setClipRect(QRectF(kLabelWidth, kAxisHeight, right - kLabelWidth, height() - kAxisHeight - kLegendHeight));
   for (int gpu = 0; gpu < gpus; ++gpu) {
     const double top = kAxisHeight + gpu * band;
-    if (gpu == selected_gpu_) painter.fillRect(QRectF(kLabelWidth, top, right - kLabelWidth, band), QColor(255, 245, 190));
+    // Alternate bands tell the GPUs apart when lanes are only a few pixels high.
+    if (gpu == selected_gpu_)
+      painter.fillRect(QRectF(kLabelWidth, top, right - kLabelWidth, band), QColor(255, 240, 160));
+    else if (gpu % 2 == 1)
+      painter.fillRect(QRectF(kLabelWidth, top, right - kLabelWidth, band), QColor(238, 240, 245));
     for (const Segment& segment : model_->segmentsOf(gpu)) {
       if (segment.finish_s < begin_s_ || segment.start_s > end_s_) continue;
       const double x0 = xOf(segment.start_s), x1 = std::max(xOf(segment.finish_s), x0 + 1.0);
