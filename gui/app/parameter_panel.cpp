@@ -1,6 +1,8 @@
 #include "app/parameter_panel.hpp"
 
 #include <QComboBox>
+#include <QFileDialog>
+#include <QPushButton>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QLineEdit>
@@ -70,6 +72,7 @@ ParameterPanel::ParameterPanel(QWidget* parent) : QWidget(parent) {
            "empty: automatic");
   addLine(schedule, "variant", "variant", "attention2d: collective or ring");
   addLine(schedule, "input", "input file", "algorithm file: a schedule JSON; assignment: a matrix JSON");
+  addBrowseButton(schedule, "input", "Schedule or assignment file (JSON)", "JSON (*.json);;All files (*)");
   layout->addWidget(schedule_box);
 
   auto* network_box = new QGroupBox("Network", this);
@@ -78,6 +81,7 @@ ParameterPanel::ParameterPanel(QWidget* parent) : QWidget(parent) {
                          "ring-64", "torus-8x8", "switch-64"};
   addCombo(network, "topology", "topology", presets, true,
            "a preset (tessera topo list) or a topology YAML file; empty: uniform network");
+  addBrowseButton(network, "topology", "Topology file (YAML)", "YAML (*.yaml *.yml);;All files (*)");
   addCombo(network, "placement", "placement", {"linear", "round-robin", "auto"}, true,
            "rank to GPU: linear, round-robin, auto (topology-aware for mesh), list:3,0,1,2");
   layout->addWidget(network_box);
@@ -133,6 +137,16 @@ QComboBox* ParameterPanel::addCombo(QFormLayout* form, const char* name, const Q
     connect(combo, &QComboBox::currentIndexChanged, this, [this] { emit changed(); });
   }
   return combo;
+}
+
+void ParameterPanel::addBrowseButton(QFormLayout* form, const char* name, const QString& title, const QString& filter) {
+  auto* button = new QPushButton("Choose a file…", this);
+  form->addRow(QString(), button);
+  const QString field_name = name;
+  connect(button, &QPushButton::clicked, this, [this, field_name, title, filter] {
+    const QString path = QFileDialog::getOpenFileName(this, title, QString(), filter);
+    if (!path.isEmpty()) setField(field_name, path);
+  });
 }
 
 std::string ParameterPanel::text(const char* name) const {

@@ -35,6 +35,7 @@ class ParameterPanel : public QWidget {
   QLineEdit* addLine(QFormLayout* form, const char* name, const QString& label, const QString& tip);
   QComboBox* addCombo(QFormLayout* form, const char* name, const QString& label, const QStringList& items,
                       bool editable, const QString& tip);
+  void addBrowseButton(QFormLayout* form, const char* name, const QString& title, const QString& filter);
   std::string text(const char* name) const;
   void refreshTiles();
 

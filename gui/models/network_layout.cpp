@@ -29,11 +29,15 @@ void place_on_grid(NetworkLayout& layout, const topo::Topology& topology) {
   const int rows = dims.size() > 1 ? dims[1] : 1;
   int planes = 1;
   for (size_t d = 2; d < dims.size(); ++d) planes *= dims[d];
+  // 3-D and up: the planes side by side with a gap, each a little lower than the one before,
+  // so that the links between planes do not run along the rows.
   const double plane_width = 1.0 / planes;
+  const double plane_drop = planes > 1 ? 0.2 / (planes - 1) : 0.0;
+  const double height = planes > 1 ? 0.6 : 0.8;
   for (int gpu = 0; gpu < topology.gpu_count(); ++gpu) {
     const int x = gpu % columns, y = (gpu / columns) % rows, plane = gpu / (columns * rows);
-    const double px = plane * plane_width + plane_width * (0.1 + 0.8 * (columns > 1 ? double(x) / (columns - 1) : 0.5));
-    const double py = 0.1 + 0.8 * (rows > 1 ? double(y) / (rows - 1) : 0.5);
+    const double px = plane * plane_width + plane_width * (0.15 + 0.7 * (columns > 1 ? double(x) / (columns - 1) : 0.5));
+    const double py = 0.1 + plane * plane_drop + height * (rows > 1 ? double(y) / (rows - 1) : 0.5);
     layout.vertex_positions[topology.gpu_vertices[static_cast<size_t>(gpu)]] = QPointF(px, py);
   }
 }

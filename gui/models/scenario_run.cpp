@@ -46,6 +46,11 @@ std::shared_ptr<const ScenarioResult> run_scenario(const Session& session, const
     throw UserError("--seq " + std::to_string(problem.seq_len) + " is smaller than --gpus " +
                     std::to_string(options.gpus) + ": every GPU needs at least one token");
   if (session.schedule.algorithm.empty()) throw UserError("--algo: choose a schedule");
+  // The views hold the n x n block grid and one lane per GPU; beyond this the command line
+  // (tessera simulate / plan) is the tool.
+  if (options.gpus > kMaxGpus)
+    throw UserError("--gpus " + std::to_string(options.gpus) + ": the GUI shows at most " + std::to_string(kMaxGpus) +
+                    " GPUs (use `tessera simulate` beyond that)");
   const sim::Fidelity fidelity = sim::parse_fidelity(session.fidelity);
   result->gpu = sim::gpu_profile(session.gpu);
 

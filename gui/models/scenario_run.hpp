@@ -63,6 +63,9 @@ struct RunControl {
   bool compare = true;  // cost every candidate schedule for the Compare view
 };
 
+// The most GPUs the views are made for (an n x n grid, one timeline band per GPU).
+inline constexpr int32_t kMaxGpus = 1024;
+
 // Throws UserError for bad or impossible parameters (the message names the field), and
 // RunCancelled. Anything else is a bug in a library.
 std::shared_ptr<const ScenarioResult> run_scenario(const Session& session, const RunControl& control = {});

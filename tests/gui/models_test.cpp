@@ -273,6 +273,10 @@ TEST_CASE("gui::run_scenario: impossible parameters are user errors naming the c
     session.fidelity = "exact";
     CHECK_THROWS_AS(run(session), UserError);
   }
+  SECTION("more GPUs than the views are made for") {
+    Session session = test::small_session(2048, "ring", "");
+    CHECK_THROWS_WITH(run(session), Catch::Contains("at most 1024"));
+  }
   SECTION("a sequence shorter than the GPU count") {
     Session session = test::small_session(8, "ring", "");
     session.problem.seq = "4";
