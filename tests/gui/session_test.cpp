@@ -17,6 +17,7 @@ TEST_CASE("gui::Session: written and read back unchanged", "[gui]") {
   session.network.placement = "round-robin";
   session.fidelity = "alpha-beta";
   session.view = "timeline";
+  session.selected_gpu = 5;
   QTemporaryDir dir;
   const QString path = dir.filePath("session.json");
   write_session(path, session);
@@ -25,6 +26,7 @@ TEST_CASE("gui::Session: written and read back unchanged", "[gui]") {
   CHECK(back.problem.window == "8K");
   CHECK(back.schedule.tile == "8x8");
   CHECK(back.view == "timeline");
+  CHECK(back.selected_gpu == 5);
 }
 
 TEST_CASE("gui::Session: bad files name the field", "[gui]") {
@@ -53,6 +55,10 @@ TEST_CASE("gui::Session: bad files name the field", "[gui]") {
   SECTION("an unknown view") {
     CHECK_THROWS_WITH(parse(R"({"format": "tessera-gui-session", "version": 1, "view": "3d"})"),
                       Catch::Contains("view: expected one of"));
+  }
+  SECTION("a selected GPU that is not an index") {
+    CHECK_THROWS_WITH(parse(R"({"format": "tessera-gui-session", "version": 1, "selected_gpu": "9"})"),
+                      Catch::Contains("selected_gpu: expected a GPU index"));
   }
   SECTION("a missing file") { CHECK_THROWS_AS(read_session("/nonexistent/session.json"), UserError); }
 }

@@ -3,6 +3,8 @@
 // matrix at known blocks, the network's GPU vertices, the timeline's lanes, the charts).
 // Waiting is on signals (QSignalSpy::wait), never on sleeps.
 #include <QApplication>
+#include <QEventLoop>
+#include <QTimer>
 #include <QFile>
 #include <QImage>
 #include <QMouseEvent>
@@ -44,12 +46,17 @@ void type_small_ring(ParameterPanel* panel) {
   for (const auto& [name, value] : fields) REQUIRE(panel->setField(name, QString::fromStdString(value)));
 }
 
+// Runs the panel's parameters and returns when the run is shown (true) or has failed (false).
 bool run_and_wait(MainWindow& window) {
   QSignalSpy shown(&window, &MainWindow::resultShown);
   QSignalSpy failed(&window, &MainWindow::runFailed);
+  QEventLoop loop;
+  QObject::connect(&window, &MainWindow::resultShown, &loop, &QEventLoop::quit);
+  QObject::connect(&window, &MainWindow::runFailed, &loop, &QEventLoop::quit);
+  QTimer::singleShot(kRunTimeoutMs, &loop, &QEventLoop::quit);
   window.runNow();
-  while (shown.count() == 0 && failed.count() == 0)
-    if (!shown.wait(kRunTimeoutMs)) break;
+  if (shown.count() == 0 && failed.count() == 0) loop.exec();
+  REQUIRE(shown.count() + failed.count() == 1);  // neither: the worker hung
   return shown.count() == 1;
 }
 
