@@ -1,6 +1,7 @@
 #include "widgets/assignment_matrix_view.hpp"
 
 #include <QHelpEvent>
+#include <QImage>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
@@ -33,8 +34,9 @@ AssignmentMatrixView::Geometry AssignmentMatrixView::geometry() const {
   Geometry g;
   const int n = std::max(model_->chunks(), 1);
   const int side = std::max(10, std::min(width() - 2 * kMargin, height() - 2 * kMargin - kStatusHeight));
-  // Whole pixels per cell when they fit, so every block is a crisp square.
-  g.cell = side >= n ? std::floor(static_cast<double>(side) / n) : static_cast<double>(side) / n;
+  // Whole pixels per cell when blocks are large, so every block is a crisp square; small
+  // blocks use all the room instead (a block may then be a pixel wider than its neighbour).
+  g.cell = side >= 4 * n ? std::floor(static_cast<double>(side) / n) : static_cast<double>(side) / n;
   const int grid = static_cast<int>(g.cell * n);
   g.left = (width() - grid) / 2;
   g.top = kMargin + (height() - 2 * kMargin - kStatusHeight - grid) / 2;
@@ -70,15 +72,22 @@ void AssignmentMatrixView::paintEvent(QPaintEvent*) {
   }
   const Geometry g = geometry();
   const int grid = static_cast<int>(std::round(g.cell * n));
+  // One pixel per block, scaled up without smoothing: the cost of a paint stays n^2 pixel
+  // writes plus one image draw, even for a thousand GPUs (a million blocks).
+  QImage blocks(n, n, QImage::Format_RGB32);
   int done = 0, scheduled = 0;
-  for (int q = 0; q < n; ++q)
+  for (int q = 0; q < n; ++q) {
+    auto* line = reinterpret_cast<QRgb*>(blocks.scanLine(q));
     for (int kv = 0; kv < n; ++kv) {
-      painter.fillRect(cellRect(q, kv), model_->cellColor(q, kv));
+      line[kv] = model_->cellColor(q, kv).rgb();
       if (model_->owner(q, kv) >= 0) {
         ++scheduled;
         done += model_->isDone(q, kv) ? 1 : 0;
       }
     }
+  }
+  painter.setRenderHint(QPainter::SmoothPixmapTransform, false);
+  painter.drawImage(QRect(g.left, g.top, grid, grid), blocks);
   // Thin separators only when cells are large enough for them to help.
   if (g.cell >= 6) {
     painter.setPen(QPen(QColor(255, 255, 255, 160), 1));
@@ -96,23 +105,35 @@ void AssignmentMatrixView::paintEvent(QPaintEvent*) {
   QFont small = font();
   small.setPointSizeF(std::max(6.0, small.pointSizeF() * 0.75));
   painter.setFont(small);
-  const int label_step = std::max(1, static_cast<int>(std::ceil(18.0 / g.cell)));
-  for (int k = 0; k < n; k += label_step) {
+  // Row labels need a line of height, column labels the width of the widest number.
+  const int row_step = std::max(1, static_cast<int>(std::ceil(18.0 / g.cell)));
+  const int label_width = painter.fontMetrics().horizontalAdvance(QString::number(n - 1)) + 6;
+  const int column_step = std::max(row_step, static_cast<int>(std::ceil(label_width / g.cell)));
+  for (int k = 0; k < n; k += row_step) {
     const int centre = static_cast<int>((k + 0.5) * g.cell);
     painter.drawText(QRect(g.left - kMargin, g.top + centre - 8, kMargin - 14, 16), Qt::AlignRight | Qt::AlignVCenter,
                      QString::number(k));
-    painter.drawText(QRect(g.left + centre - 12, g.top - kMargin, 24, kMargin - 14), Qt::AlignHCenter | Qt::AlignBottom,
-                     QString::number(k));
+  }
+  for (int k = 0; k < n; k += column_step) {
+    const int centre = static_cast<int>((k + 0.5) * g.cell);
+    painter.drawText(QRect(g.left + centre - label_width / 2, g.top - kMargin, label_width, kMargin - 14),
+                     Qt::AlignHCenter | Qt::AlignBottom, QString::number(k));
   }
 
   // Selected GPU: outline its blocks; mark the Q rows and KV columns it receives.
   const int selected = model_->selectedGpu();
   if (selected >= 0) {
+    // Outlines where blocks are big enough to carry one; a dark wash where they are not.
     painter.setPen(QPen(Qt::black, std::max(1.0, std::min(3.0, g.cell / 5))));
     painter.setBrush(Qt::NoBrush);
     for (int q = 0; q < n; ++q)
       for (int kv = 0; kv < n; ++kv)
-        if (model_->owner(q, kv) == selected) painter.drawRect(cellRect(q, kv).adjusted(0, 0, -1, -1));
+        if (model_->owner(q, kv) == selected) {
+          if (g.cell >= 4)
+            painter.drawRect(cellRect(q, kv).adjusted(0, 0, -1, -1));
+          else
+            painter.fillRect(cellRect(q, kv), QColor(0, 0, 0, 140));
+        }
     const QColor mark(20, 20, 20);
     for (int k = 0; k < n; ++k) {
       const QRect row = cellRect(k, 0), column = cellRect(0, k);

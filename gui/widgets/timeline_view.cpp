@@ -126,9 +126,15 @@ void TimelineView::paintEvent(QPaintEvent*) {
       painter.fillRect(QRectF(kLabelWidth, top, right - kLabelWidth, band), QColor(255, 240, 160));
     else if (gpu % 2 == 1)
       painter.fillRect(QRectF(kLabelWidth, top, right - kLabelWidth, band), QColor(238, 240, 245));
+    // Zoomed out, thousands of ops fall on one pixel: per lane, skip a segment that lies
+    // entirely inside the pixels already filled.
+    double filled_until_x[kLaneCount] = {-1, -1, -1, -1};
     for (const Segment& segment : model_->segmentsOf(gpu)) {
       if (segment.finish_s < begin_s_ || segment.start_s > end_s_) continue;
       const double x0 = xOf(segment.start_s), x1 = std::max(xOf(segment.finish_s), x0 + 1.0);
+      double& filled = filled_until_x[static_cast<int>(segment.lane)];
+      if (x1 <= filled) continue;
+      filled = std::ceil(x1);
       const double y = top + static_cast<int>(segment.lane) * lane_height;
       painter.fillRect(QRectF(x0, y + 0.5, x1 - x0, std::max(1.0, lane_height - 1.0)), lane_color(segment.lane, gpu));
     }
