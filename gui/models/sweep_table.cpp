@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/problem.hpp"
 
 namespace tessera::gui {
 
@@ -40,10 +41,18 @@ QStringList split_csv_line(const QString& line) {
   return fields;
 }
 
+// Plain numbers, and counts with the toolkit's suffixes ("128K", "1M": sweep specs write
+// sequence lengths that way).
 bool to_number(const QString& text, double& value) {
   bool ok = false;
   value = text.toDouble(&ok);
-  return ok;
+  if (ok || text.isEmpty()) return ok;
+  try {
+    value = static_cast<double>(parse_count(text.toStdString()));
+    return true;
+  } catch (const UserError&) {
+    return false;
+  }
 }
 
 }  // namespace
@@ -80,11 +89,16 @@ SweepTable SweepTable::parse(const QString& text, const QString& source_name) {
 
 QStringList SweepTable::numericColumns() const {
   QStringList numeric;
+  // Empty cells (points that failed or did not apply) do not disqualify a column.
   for (int column = 0; column < columns_.size(); ++column) {
-    bool all = !rows_.empty();
+    bool all = true, any = false;
     double value = 0;
-    for (const QStringList& row : rows_) all = all && to_number(row[column], value);
-    if (all) numeric << columns_[column];
+    for (const QStringList& row : rows_) {
+      if (row[column].isEmpty()) continue;
+      any = true;
+      all = all && to_number(row[column], value);
+    }
+    if (all && any) numeric << columns_[column];
   }
   return numeric;
 }

@@ -24,7 +24,8 @@ class SweepTable {
   const QStringList& columns() const { return columns_; }
   int rowCount() const { return static_cast<int>(rows_.size()); }
   const QString& value(int row, int column) const { return rows_[static_cast<size_t>(row)][static_cast<size_t>(column)]; }
-  // Columns whose every value is a number (candidates for x and y).
+  // Columns whose every non-empty value is a number, "128K"-style counts included
+  // (candidates for x and y).
   QStringList numericColumns() const;
 
   // One series per distinct value of `series_column` (in order of first appearance; none: one

@@ -134,7 +134,8 @@ void CompareView::loadSweep(const QString& path) {
   y_column_->addItems(numeric);
   series_column_->addItem(QString());
   series_column_->addItems(sweep_->columns());
-  // Guesses that suit the sweep runner's files: x = gpus or seq, y = a time, series = algo.
+  // Guesses that suit the sweep runner's files: x = gpus or seq, y = a time, series = the
+  // schedule (or the algorithm).
   auto pick = [](QComboBox* box, const QStringList& names) {
     for (const QString& name : names)
       if (const int index = box->findText(name); index >= 0) {
@@ -144,8 +145,8 @@ void CompareView::loadSweep(const QString& path) {
   };
   pick(x_column_, {"gpus", "seq", "seq_len"});
   if (y_column_->count() > 1) y_column_->setCurrentIndex(1);
-  pick(y_column_, {"time_s", "simulated_s", "makespan_s"});
-  pick(series_column_, {"algo", "algorithm", "schedule"});
+  pick(y_column_, {"time_s", "simulated_time_s", "simulated_s", "makespan_s"});
+  pick(series_column_, {"schedule", "algo", "algorithm"});
   for (QComboBox* box : {x_column_, y_column_, series_column_}) box->blockSignals(false);
   sweep_source_->setText(QFileInfo(path).fileName() + QString(": %1 rows").arg(sweep_->rowCount()));
   rebuildLines();

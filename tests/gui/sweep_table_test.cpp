@@ -32,6 +32,22 @@ TEST_CASE("gui::SweepTable: series by a column, sorted by x", "[gui]") {
   CHECK(one[0].points.size() == 5);
 }
 
+TEST_CASE("gui::SweepTable: counts with suffixes are numbers; empty cells are skipped", "[gui]") {
+  // Sweep specs write sequence lengths as 128K / 1M; failed points leave time_s empty.
+  const SweepTable table = SweepTable::parse(
+      "seq,schedule,status,time_s\n"
+      "128K,ring,ok,0.5\n"
+      "1M,ring,ok,4\n"
+      "256K,ring,not applicable,\n",
+      "sweep.csv");
+  CHECK(table.numericColumns() == QStringList{"seq", "time_s"});
+  const auto series = table.series("seq", "time_s", "schedule");
+  REQUIRE(series.size() == 1);
+  REQUIRE(series[0].points.size() == 2);
+  CHECK(series[0].points[0] == QPointF(131072, 0.5));
+  CHECK(series[0].points[1] == QPointF(1048576, 4));
+}
+
 TEST_CASE("gui::SweepTable: errors name the file and line or column", "[gui]") {
   CHECK_THROWS_WITH(SweepTable::parse("a,b\n1,2\n3\n", "s.csv"), Catch::Contains("s.csv:3: 1 fields, but the header has 2"));
   CHECK_THROWS_WITH(SweepTable::parse("\n\n", "s.csv"), Catch::Contains("s.csv: empty file"));
