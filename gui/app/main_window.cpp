@@ -260,6 +260,16 @@ void MainWindow::applySession(const Session& session) {
   showView(QString::fromStdString(session.view));
   pending_selected_gpu_ = session.selected_gpu;
   runNow();
+  if (!session.sweep.file.empty()) {
+    try {
+      compare_view_->loadSweep(QString::fromStdString(session.sweep.file));
+      compare_view_->setLogAxes(session.sweep.log_x, session.sweep.log_y);
+      compare_view_->setSweepColumns(QString::fromStdString(session.sweep.x), QString::fromStdString(session.sweep.y),
+                                     QString::fromStdString(session.sweep.series));
+    } catch (const UserError& error) {
+      showMessage(QString("Sweep results not loaded: ") + error.what());
+    }
+  }
 }
 
 bool MainWindow::loadSession(const QString& path) {
@@ -276,6 +286,7 @@ bool MainWindow::saveSession(const QString& path) {
   try {
     Session session = panel_->session();
     session.selected_gpu = matrix_model_->selectedGpu();
+    session.sweep = compare_view_->sweepChoice();
     write_session(path, session);
     statusBar()->showMessage("Saved " + path, 5000);
     return true;

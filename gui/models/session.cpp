@@ -1,6 +1,8 @@
 #include "models/session.hpp"
 
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSaveFile>
@@ -87,7 +89,7 @@ bool is_view_name(const std::string& view) {
   return view == "matrix" || view == "network" || view == "timeline" || view == "compare";
 }
 
-Session parse_session(const QByteArray& json, const QString& source) {
+Session parse_session(const QByteArray& json, const QString& source, const QString& base_dir) {
   QJsonParseError error;
   const QJsonDocument document = QJsonDocument::fromJson(json, &error);
   if (error.error != QJsonParseError::NoError)
@@ -100,7 +102,7 @@ Session parse_session(const QByteArray& json, const QString& source) {
   };
   for (auto it = root.begin(); it != root.end(); ++it) {
     static const QStringList kKnown = {"format",     "version", "problem",     "schedule",
-                                       "network",    "simulation", "view", "selected_gpu"};
+                                       "network",    "simulation", "view", "selected_gpu", "sweep"};
     if (!kKnown.contains(it.key())) fail(it.key(), "unknown field (expected one of " + kKnown.join(", ") + ")");
   }
   if (root.value("format").toString() != "tessera-gui-session") fail("format", "expected \"tessera-gui-session\"");
@@ -125,16 +127,34 @@ Session parse_session(const QByteArray& json, const QString& source) {
       fail("selected_gpu", "expected a GPU index (or -1 for none)");
     session.selected_gpu = gpu.toInt();
   }
+  if (root.contains("sweep")) {
+    std::vector<Field> fields = {{"file", &session.sweep.file},
+                                 {"x", &session.sweep.x},
+                                 {"y", &session.sweep.y},
+                                 {"series", &session.sweep.series}};
+    if (!root.value("sweep").isObject()) fail("sweep", "expected an object");
+    QJsonObject sweep = root.value("sweep").toObject();
+    for (auto [name, flag] : {std::pair{"log_x", &session.sweep.log_x}, std::pair{"log_y", &session.sweep.log_y}}) {
+      const QJsonValue value = sweep.take(name);
+      if (!value.isUndefined() && !value.isBool()) fail(QString("sweep.") + name, "expected true or false");
+      *flag = value.toBool(false);
+    }
+    QJsonObject rest;
+    rest.insert("sweep", sweep);
+    read_section(rest, "sweep", fields, source);
+    if (!session.sweep.file.empty() && !base_dir.isEmpty())
+      session.sweep.file = QDir(base_dir).absoluteFilePath(QString::fromStdString(session.sweep.file)).toStdString();
+  }
   return session;
 }
 
 Session read_session(const QString& path) {
   QFile file(path);
   if (!file.open(QIODevice::ReadOnly)) throw UserError((path + ": cannot be read").toStdString());
-  return parse_session(file.readAll(), path);
+  return parse_session(file.readAll(), path, QFileInfo(path).absolutePath());
 }
 
-QByteArray session_to_json(const Session& session) {
+QByteArray session_to_json(const Session& session, const QString& base_dir) {
   Session copy = session;  // the field tables point into a mutable session
   QJsonObject root;
   root.insert("format", "tessera-gui-session");
@@ -145,12 +165,25 @@ QByteArray session_to_json(const Session& session) {
   root.insert("simulation", section_json(simulation_fields(copy)));
   root.insert("view", QString::fromStdString(copy.view));
   root.insert("selected_gpu", copy.selected_gpu);
+  if (!copy.sweep.file.empty()) {
+    QString file = QString::fromStdString(copy.sweep.file);
+    if (!base_dir.isEmpty()) file = QDir(base_dir).relativeFilePath(file);
+    QJsonObject sweep;
+    sweep.insert("file", file);
+    sweep.insert("x", QString::fromStdString(copy.sweep.x));
+    sweep.insert("y", QString::fromStdString(copy.sweep.y));
+    sweep.insert("series", QString::fromStdString(copy.sweep.series));
+    sweep.insert("log_x", copy.sweep.log_x);
+    sweep.insert("log_y", copy.sweep.log_y);
+    root.insert("sweep", sweep);
+  }
   return QJsonDocument(root).toJson(QJsonDocument::Indented);
 }
 
 void write_session(const QString& path, const Session& session) {
   QSaveFile file(path);
-  if (!file.open(QIODevice::WriteOnly) || file.write(session_to_json(session)) < 0 || !file.commit())
+  if (!file.open(QIODevice::WriteOnly) || file.write(session_to_json(session, QFileInfo(path).absolutePath())) < 0 ||
+      !file.commit())
     throw UserError((path + ": cannot write the file").toStdString());
 }
 

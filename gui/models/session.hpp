@@ -7,7 +7,12 @@
 //    "schedule": {"algorithm": "mesh", "tile": "", "variant": ""},
 //    "network":  {"topology": "h100-ib:8", "placement": "auto"},
 //    "simulation": {"fidelity": "flow", "gpu": "h100"},
-//    "view": "matrix", "selected_gpu": -1}
+//    "view": "matrix", "selected_gpu": -1,
+//    "sweep": {"file": "results.csv", "x": "gpus", "y": "time_s", "series": "algo", "log_x": false,
+//              "log_y": false}}
+//
+// The sweep file (for the Compare view's line charts) is written relative to the session
+// file's folder and read back against it.
 //
 // Every section and field is optional (missing ones keep their defaults); a field of the wrong
 // type, an unknown field or a wrong format/version is an error that names the field.
@@ -17,6 +22,14 @@
 
 namespace tessera::gui {
 
+// The sweep results file shown in the Compare view, and how it is plotted.
+struct SweepChoice {
+  std::string file;  // empty: none
+  std::string x, y, series;
+  bool log_x = false;
+  bool log_y = false;
+};
+
 struct Session {
   scenario::ProblemText problem;
   scenario::ScheduleText schedule;
@@ -25,6 +38,7 @@ struct Session {
   std::string gpu = "h100";       // sim::gpu_profile name
   std::string view = "matrix";    // matrix | network | timeline | compare
   int selected_gpu = -1;          // highlighted in every view; -1: none
+  SweepChoice sweep;
 };
 
 // The scenario the window opens with: small enough to simulate in about a second.
@@ -34,8 +48,9 @@ inline constexpr int kSessionVersion = 1;
 
 // Throws UserError: "<path>: <field>: <what was expected>".
 Session read_session(const QString& path);
-Session parse_session(const QByteArray& json, const QString& source_name);
-QByteArray session_to_json(const Session& session);
+// `base_dir`: where a relative sweep file is looked for (and made relative to when written).
+Session parse_session(const QByteArray& json, const QString& source_name, const QString& base_dir = QString());
+QByteArray session_to_json(const Session& session, const QString& base_dir = QString());
 void write_session(const QString& path, const Session& session);  // UserError when it cannot write
 
 bool is_view_name(const std::string& view);

@@ -73,7 +73,7 @@ QWidget* make_line_chart(const LineChartSpec& spec, QWidget* parent) {
     line->setName(data.name.isEmpty() ? spec.y_axis : data.name);
     line->setPointsVisible(true);
     for (const QPointF& point : data.points) {
-      if (spec.log_x && point.x() <= 0) continue;
+      if ((spec.log_x && point.x() <= 0) || (spec.log_y && point.y() <= 0)) continue;  // not on a log axis
       line->append(point);
       if (first) {
         min_x = max_x = point.x();
@@ -87,20 +87,26 @@ QWidget* make_line_chart(const LineChartSpec& spec, QWidget* parent) {
     }
     chart->addSeries(line);
   }
-  QAbstractAxis* x_axis = nullptr;
-  if (spec.log_x) {
+  auto make_axis = [](bool log, double base) -> QAbstractAxis* {
+    if (!log) return new QValueAxis();
     auto* axis = new QLogValueAxis();
-    axis->setBase(2);
+    axis->setBase(base);
     axis->setLabelFormat("%g");
-    x_axis = axis;
-  } else {
-    x_axis = new QValueAxis();
-  }
+    axis->setMinorTickCount(-1);
+    return axis;
+  };
+  QAbstractAxis* x_axis = make_axis(spec.log_x, 2);
   x_axis->setTitleText(spec.x_axis);
-  x_axis->setRange(min_x, max_x > min_x ? max_x : min_x + 1);
-  auto* y_axis = new QValueAxis();
+  x_axis->setTruncateLabels(false);
+  x_axis->setRange(min_x, max_x > min_x ? max_x : min_x * 2 + 1);
+  QAbstractAxis* y_axis = make_axis(spec.log_y, 10);
   y_axis->setTitleText(spec.y_axis);
-  y_axis->setRange(std::min(0.0, min_y), max_y > 0 ? max_y * 1.05 : 1.0);
+  y_axis->setTruncateLabels(false);
+  if (spec.log_y)
+    y_axis->setRange(min_y / 1.2, max_y * 1.2);
+  else
+    y_axis->setRange(std::min(0.0, min_y), max_y > 0 ? max_y * 1.05 : 1.0);
+  chart->legend()->setAlignment(Qt::AlignRight);
   chart->addAxis(x_axis, Qt::AlignBottom);
   chart->addAxis(y_axis, Qt::AlignLeft);
   for (QAbstractSeries* series : chart->series()) {

@@ -26,6 +26,7 @@ struct LineChartSpec {
   QString x_axis, y_axis;
   std::vector<SweepSeries> series;
   bool log_x = false;
+  bool log_y = false;
 };
 
 // A chart view owned by `parent`. Counting bars / series is how the tests check them.

@@ -21,6 +21,7 @@ namespace tessera::gui {
 CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   auto* splitter = new QSplitter(Qt::Vertical, this);
+  splitter_ = splitter;
   layout->addWidget(splitter);
 
   auto* bars = new QWidget(splitter);
@@ -41,6 +42,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   y_column_ = new QComboBox(sweep);
   series_column_ = new QComboBox(sweep);
   log_x_ = new QCheckBox("log x", sweep);
+  log_y_ = new QCheckBox("log y", sweep);
   sweep_source_ = new QLabel("no sweep results file", sweep);
   controls->addWidget(open);
   controls->addWidget(new QLabel("x", sweep));
@@ -50,6 +52,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   controls->addWidget(new QLabel("series", sweep));
   controls->addWidget(series_column_);
   controls->addWidget(log_x_);
+  controls->addWidget(log_y_);
   controls->addWidget(sweep_source_, 1);
   sweep_layout_->addLayout(controls);
   splitter->setStretchFactor(0, 4);
@@ -74,7 +77,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   });
   for (QComboBox* box : {x_column_, y_column_, series_column_})
     connect(box, &QComboBox::currentTextChanged, this, [this] { rebuildLines(); });
-  connect(log_x_, &QCheckBox::toggled, this, [this] { rebuildLines(); });
+  for (QCheckBox* box : {log_x_, log_y_}) connect(box, &QCheckBox::toggled, this, [this] { rebuildLines(); });
   rebuildBars();
 }
 
@@ -125,6 +128,7 @@ void CompareView::rebuildBars() {
 void CompareView::loadSweep(const QString& path) {
   SweepTable table = SweepTable::read(path);  // throws before anything changes
   sweep_ = std::move(table);
+  sweep_path_ = path;
   const QStringList numeric = sweep_->numericColumns();
   for (QComboBox* box : {x_column_, y_column_, series_column_}) {
     box->blockSignals(true);
@@ -135,7 +139,7 @@ void CompareView::loadSweep(const QString& path) {
   series_column_->addItem(QString());
   series_column_->addItems(sweep_->columns());
   // Guesses that suit the sweep runner's files: x = gpus or seq, y = a time, series = the
-  // schedule (or the algorithm).
+  // algorithm (or the schedule).
   auto pick = [](QComboBox* box, const QStringList& names) {
     for (const QString& name : names)
       if (const int index = box->findText(name); index >= 0) {
@@ -146,7 +150,7 @@ void CompareView::loadSweep(const QString& path) {
   pick(x_column_, {"gpus", "seq", "seq_len"});
   if (y_column_->count() > 1) y_column_->setCurrentIndex(1);
   pick(y_column_, {"time_s", "simulated_time_s", "simulated_s", "makespan_s"});
-  pick(series_column_, {"schedule", "algo", "algorithm"});
+  pick(series_column_, {"algo", "algorithm", "schedule"});
   for (QComboBox* box : {x_column_, y_column_, series_column_}) box->blockSignals(false);
   sweep_source_->setText(QFileInfo(path).fileName() + QString(": %1 rows").arg(sweep_->rowCount()));
   rebuildLines();
@@ -161,12 +165,34 @@ void CompareView::setSweepColumns(const QString& x, const QString& y, const QStr
   rebuildLines();
 }
 
+void CompareView::setLogAxes(bool log_x, bool log_y) {
+  const bool blocked_x = log_x_->blockSignals(true), blocked_y = log_y_->blockSignals(true);
+  log_x_->setChecked(log_x);
+  log_y_->setChecked(log_y);
+  log_x_->blockSignals(blocked_x);
+  log_y_->blockSignals(blocked_y);
+  rebuildLines();
+}
+
+SweepChoice CompareView::sweepChoice() const {
+  SweepChoice choice;
+  if (!sweep_) return choice;
+  choice.file = sweep_path_.toStdString();
+  choice.x = x_column_->currentText().toStdString();
+  choice.y = y_column_->currentText().toStdString();
+  choice.series = series_column_->currentText().toStdString();
+  choice.log_x = log_x_->isChecked();
+  choice.log_y = log_y_->isChecked();
+  return choice;
+}
+
 void CompareView::rebuildLines() {
   if (!sweep_ || x_column_->currentText().isEmpty() || y_column_->currentText().isEmpty()) return;
   LineChartSpec spec;
   spec.x_axis = x_column_->currentText();
   spec.y_axis = y_column_->currentText();
   spec.log_x = log_x_->isChecked();
+  spec.log_y = log_y_->isChecked();
   spec.title = spec.y_axis + " against " + spec.x_axis;
   try {
     spec.series = sweep_->series(spec.x_axis, spec.y_axis, series_column_->currentText());
@@ -175,7 +201,10 @@ void CompareView::rebuildLines() {
     return;
   }
   delete line_chart_;
-  sweep_hint_->hide();
+  if (sweep_hint_->isVisibleTo(this) || !sweep_hint_->isHidden()) {
+    sweep_hint_->hide();
+    splitter_->setSizes({5000, 4000});  // the first sweep chart gets room of its own
+  }
   line_chart_ = make_line_chart(spec, this);
   sweep_layout_->addWidget(line_chart_, 1);
 }

@@ -1,4 +1,5 @@
 // Session files: a round trip keeps every field; every error names the field at fault.
+#include <QFile>
 #include <QTemporaryDir>
 
 #include <catch2/catch.hpp>
@@ -27,6 +28,24 @@ TEST_CASE("gui::Session: written and read back unchanged", "[gui]") {
   CHECK(back.schedule.tile == "8x8");
   CHECK(back.view == "timeline");
   CHECK(back.selected_gpu == 5);
+}
+
+TEST_CASE("gui::Session: the sweep file is kept relative to the session file", "[gui]") {
+  QTemporaryDir dir;
+  Session session = default_session();
+  session.sweep = {dir.filePath("runs/results.csv").toStdString(), "gpus", "time_s", "algo", true, false};
+  const QString path = dir.filePath("session.json");
+  write_session(path, session);
+  QFile file(path);
+  REQUIRE(file.open(QIODevice::ReadOnly));
+  CHECK(file.readAll().contains("\"file\": \"runs/results.csv\""));
+  const Session back = read_session(path);
+  CHECK(back.sweep.file == session.sweep.file);
+  CHECK(back.sweep.series == "algo");
+  CHECK(back.sweep.log_x);
+  CHECK_FALSE(back.sweep.log_y);
+  CHECK_THROWS_WITH(parse_session(R"({"format": "tessera-gui-session", "version": 1, "sweep": {"log_x": 1}})", "s.json"),
+                    Catch::Contains("sweep.log_x: expected true or false"));
 }
 
 TEST_CASE("gui::Session: bad files name the field", "[gui]") {
