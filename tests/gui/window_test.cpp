@@ -7,6 +7,7 @@
 #include <QTimer>
 #include <QFile>
 #include <QImage>
+#include <QLabel>
 #include <QMouseEvent>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -148,6 +149,22 @@ TEST_CASE("gui::MainWindow: set parameters, run, and every view renders the sche
       ++checked;
     }
     CHECK(checked >= 4);
+    // A click on GPU 3's last compute op puts its description under the timeline.
+    const Segment* last = nullptr;
+    for (const Segment& segment : window.timelineModel()->segmentsOf(3))
+      if (segment.lane == Lane::compute && segment.op >= 0) last = &segment;
+    REQUIRE(last != nullptr);
+    const QPoint at = view->positionOf(3, 0, (last->start_s + last->finish_s) / 2).toPoint();
+    QMouseEvent press(QEvent::MouseButtonPress, at, view->mapToGlobal(at), Qt::LeftButton, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(view, &press);
+    QMouseEvent release(QEvent::MouseButtonRelease, at, view->mapToGlobal(at), Qt::LeftButton, Qt::NoButton, Qt::NoModifier);
+    QApplication::sendEvent(view, &release);
+    const auto* details = window.findChild<QLabel*>("op_details");
+    REQUIRE(details != nullptr);
+    CHECK(details->text().startsWith(QString::fromStdString(
+        result->schedule.describe(result->schedule.ops[static_cast<size_t>(last->op)]))));
+    CHECK(details->text().contains("blocks: "));
+    CHECK(window.matrixModel()->selectedGpu() == 3);
     // Zoom in: the visible range shrinks around the pointer.
     const double span = view->visibleEnd_s() - view->visibleBegin_s();
     view->setVisibleRange(0, span / 4);
