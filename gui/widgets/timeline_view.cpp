@@ -47,6 +47,7 @@ TimelineView::TimelineView(TimelineModel* model, QWidget* parent) : QWidget(pare
   setAutoFillBackground(true);
   setBackgroundRole(QPalette::Base);
   connect(model_, &QAbstractItemModel::modelReset, this, [this] {
+    selected_op_ = -1;
     resetRange();
     update();
   });
@@ -70,6 +71,11 @@ void TimelineView::setTime(double time_s) {
 
 void TimelineView::setSelectedGpu(int gpu) {
   selected_gpu_ = gpu;
+  update();
+}
+
+void TimelineView::setSelectedOp(int op) {
+  selected_op_ = op;
   update();
 }
 
@@ -139,6 +145,19 @@ void TimelineView::paintEvent(QPaintEvent*) {
       painter.fillRect(QRectF(x0, y + 0.5, x1 - x0, std::max(1.0, lane_height - 1.0)), lane_color(segment.lane, gpu));
     }
   }
+  // The clicked op, outlined in every lane it occupies.
+  if (selected_op_ >= 0 && model_->result() &&
+      selected_op_ < static_cast<int>(model_->result()->schedule.ops.size())) {
+    const int gpu = model_->result()->schedule.ops[static_cast<size_t>(selected_op_)].gpu;
+    painter.setPen(QPen(Qt::black, 2));
+    painter.setBrush(Qt::NoBrush);
+    for (const Segment& segment : model_->segmentsOf(gpu))
+      if (segment.op == selected_op_) {
+        const double x0 = xOf(segment.start_s), x1 = std::max(xOf(segment.finish_s), x0 + 1.0);
+        const double y = kAxisHeight + gpu * band + static_cast<int>(segment.lane) * lane_height;
+        painter.drawRect(QRectF(x0 - 1, y - 1, x1 - x0 + 2, lane_height + 1));
+      }
+  }
   painter.setClipping(false);
   // GPU labels, thinned out to fit.
   painter.setPen(palette().color(QPalette::Text));
@@ -196,7 +215,10 @@ void TimelineView::mousePressEvent(QMouseEvent* event) {
   drag_x_ = event->position().x();
   drag_begin_s_ = begin_s_;
   const int op = opAt(event->position());
-  if (op >= 0) emit opClicked(op);
+  if (op >= 0) {
+    setSelectedOp(op);
+    emit opClicked(op);
+  }
 }
 
 void TimelineView::mouseMoveEvent(QMouseEvent* event) {

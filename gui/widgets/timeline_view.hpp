@@ -15,6 +15,7 @@ class TimelineView : public QWidget {
 
   void setTime(double time_s);  // the slider's time
   void setSelectedGpu(int gpu);
+  void setSelectedOp(int op);  // outlined; -1 for none
   void setVisibleRange(double begin_s, double end_s);  // zoom to [begin, end]
   double visibleBegin_s() const { return begin_s_; }
   double visibleEnd_s() const { return end_s_; }
@@ -46,6 +47,7 @@ class TimelineView : public QWidget {
   double begin_s_ = 0, end_s_ = 1e-3;
   double time_s_ = 0;
   int selected_gpu_ = -1;
+  int selected_op_ = -1;
   bool dragging_ = false;
   double drag_x_ = 0, drag_begin_s_ = 0;
 };
