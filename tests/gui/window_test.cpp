@@ -8,6 +8,8 @@
 #include <QFile>
 #include <QImage>
 #include <QLabel>
+#include <QPushButton>
+#include <QSlider>
 #include <QMouseEvent>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -90,6 +92,37 @@ TEST_CASE("gui::MainWindow: set parameters, run, and every view renders the sche
     const QImage start = window.matrixView()->grab().toImage();
     CHECK(start.pixel(window.matrixView()->cellRect(3, 0).center()) == rgb(pending_color(gpu_color(3))));
     window.setStep(MainWindow::kSteps);
+  }
+
+  SECTION("play: restarts at 0 and moves the step forward, blocks done never decrease") {
+    QPushButton* play = nullptr;
+    for (QPushButton* button : window.findChildren<QPushButton*>())
+      if (button->text() == "Play") play = button;
+    QSlider* slider = window.findChild<QSlider*>();
+    REQUIRE(play != nullptr);
+    REQUIRE(slider != nullptr);
+    REQUIRE(slider->value() == MainWindow::kSteps);
+    play->click();
+    CHECK(slider->value() == 0);
+    CHECK(play->text() == "Pause");
+    auto done_blocks = [&] {
+      int done = 0;
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) done += window.matrixModel()->isDone(i, j) ? 1 : 0;
+      return done;
+    };
+    int previous_step = 0, previous_done = done_blocks();
+    QSignalSpy moved(slider, &QSlider::valueChanged);
+    for (int frame = 0; frame < 5; ++frame) {
+      REQUIRE(moved.wait(kRunTimeoutMs));
+      CHECK(slider->value() > previous_step);
+      CHECK(done_blocks() >= previous_done);
+      CHECK(window.matrixModel()->time_s() == Approx(result->sim.makespan_s * slider->value() / MainWindow::kSteps));
+      previous_step = slider->value();
+      previous_done = done_blocks();
+    }
+    play->click();
+    CHECK(play->text() == "Play");
   }
 
   SECTION("matrix: clicking a block selects its GPU in every view") {
