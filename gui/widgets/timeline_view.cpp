@@ -19,6 +19,17 @@ namespace {
 constexpr int kLabelWidth = 56;  // "GPU 63"
 constexpr int kAxisHeight = 22;
 constexpr int kLegendHeight = 20;
+// Waits are the gaps of the compute lane, so they share its row: three rows per GPU.
+constexpr int kRows = 3;
+int row_of(Lane lane) {
+  switch (lane) {
+    case Lane::compute:
+    case Lane::wait: return 0;
+    case Lane::send: return 1;
+    case Lane::receive: return 2;
+  }
+  return 0;
+}
 
 QColor lane_color(Lane lane, int gpu) {
   switch (lane) {
@@ -98,7 +109,7 @@ double TimelineView::bandHeight() const {
 
 QPointF TimelineView::positionOf(int gpu, int lane, double time_s) const {
   const double band = bandHeight();
-  return QPointF(xOf(time_s), kAxisHeight + gpu * band + (lane + 0.5) * band / kLaneCount);
+  return QPointF(xOf(time_s), kAxisHeight + gpu * band + (row_of(static_cast<Lane>(lane)) + 0.5) * band / kRows);
 }
 
 void TimelineView::paintEvent(QPaintEvent*) {
@@ -109,7 +120,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
     return;
   }
   const double band = bandHeight();
-  const double lane_height = band / kLaneCount;
+  const double lane_height = band / kRows;
   const double right = width() - 8;
   // Time axis.
   painter.setPen(palette().color(QPalette::Text));
@@ -141,7 +152,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
       double& filled = filled_until_x[static_cast<int>(segment.lane)];
       if (x1 <= filled) continue;
       filled = std::ceil(x1);
-      const double y = top + static_cast<int>(segment.lane) * lane_height;
+      const double y = top + row_of(segment.lane) * lane_height;
       painter.fillRect(QRectF(x0, y + 0.5, x1 - x0, std::max(1.0, lane_height - 1.0)), lane_color(segment.lane, gpu));
     }
   }
@@ -154,7 +165,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
     for (const Segment& segment : model_->segmentsOf(gpu))
       if (segment.op == selected_op_) {
         const double x0 = xOf(segment.start_s), x1 = std::max(xOf(segment.finish_s), x0 + 1.0);
-        const double y = kAxisHeight + gpu * band + static_cast<int>(segment.lane) * lane_height;
+        const double y = kAxisHeight + gpu * band + row_of(segment.lane) * lane_height;
         painter.drawRect(QRectF(x0 - 1, y - 1, x1 - x0 + 2, lane_height + 1));
       }
   }
@@ -180,7 +191,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
     x += 16 + painter.fontMetrics().horizontalAdvance(name) + 20;
   }
   painter.drawText(QRectF(x, y - 2, width() - x, kLegendHeight), Qt::AlignLeft | Qt::AlignTop,
-                   "lanes top to bottom per GPU; wheel: zoom, drag: pan, double click: all");
+                   "per GPU: compute (and waits), send, receive; wheel: zoom, drag: pan, double click: all");
 }
 
 int TimelineView::opAt(QPointF position) const {
@@ -189,11 +200,11 @@ int TimelineView::opAt(QPointF position) const {
   const double band = bandHeight();
   const int gpu = static_cast<int>((position.y() - kAxisHeight) / band);
   if (position.y() < kAxisHeight || gpu < 0 || gpu >= gpus) return -1;
-  const int lane = static_cast<int>((position.y() - kAxisHeight - gpu * band) / (band / kLaneCount));
+  const int row = static_cast<int>((position.y() - kAxisHeight - gpu * band) / (band / kRows));
   const double time_s = timeOf(position.x());
   const double pixel_s = (end_s_ - begin_s_) / std::max(1, width() - kLabelWidth);  // one-pixel tolerance
   for (const Segment& segment : model_->segmentsOf(gpu))
-    if (static_cast<int>(segment.lane) == lane && segment.start_s - pixel_s <= time_s &&
+    if (row_of(segment.lane) == row && segment.start_s - pixel_s <= time_s &&
         time_s <= segment.finish_s + pixel_s)
       return segment.op;
   return -1;

@@ -1,6 +1,6 @@
 #pragma once
-// The simulated timeline: one band per GPU split into four lanes (compute, send, receive,
-// exposed wait). The wheel zooms around the pointer, dragging pans, a double click shows the
+// The simulated timeline: one band per GPU in three rows: compute with the exposed waits in
+// its gaps, send, receive. The wheel zooms around the pointer, dragging pans, a double click shows the
 // whole run again. A vertical line marks the step slider's time; clicking an op reports it.
 #include <QWidget>
 
@@ -22,7 +22,8 @@ class TimelineView : public QWidget {
   QSize sizeHint() const override { return {1000, 700}; }
   // The op drawn at a widget position (-1: none or a wait).
   int opAt(QPointF position) const;
-  // Where a segment of (gpu, lane) around time_s would be drawn (tests read pixels there).
+  // Where a segment of (gpu, lane) around time_s is drawn (tests read pixels there); `lane`
+  // is a Lane value.
   QPointF positionOf(int gpu, int lane, double time_s) const;
 
  signals:
