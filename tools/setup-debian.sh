@@ -5,7 +5,7 @@
 set -euo pipefail
 packages=(g++ cmake ninja-build make pkg-config
           nlohmann-json3-dev libcli11-dev catch2 libeigen3-dev libboost-graph-dev libyaml-cpp-dev
-          qt6-base-dev qt6-charts-dev libqt6svg6-dev libgl-dev
+          qt6-base-dev qt6-charts-dev libqt6svg6-dev libqt6opengl6-dev libgl-dev
           libopenmpi-dev openmpi-bin)
 missing=()
 for package in "${packages[@]}"; do
