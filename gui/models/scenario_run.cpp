@@ -78,8 +78,13 @@ std::shared_ptr<const ScenarioResult> run_scenario(const Session& session, const
   phase(30, "simulating");
   sim::SimOptions sim_options;
   sim_options.fidelity = fidelity;
-  result->sim = sim::simulate(schedule, *result->grid, result->analysis, result->topology, result->placement,
-                              result->gpu, sim_options);
+  sim_options.cancel = control.cancel;
+  try {
+    result->sim = sim::simulate(schedule, *result->grid, result->analysis, result->topology, result->placement,
+                                result->gpu, sim_options);
+  } catch (const sim::SimulationCancelled&) {
+    throw RunCancelled();
+  }
 
   if (control.compare) {
     const std::vector<Candidate> candidates = plan_candidates(problem, options.gpus, options.layout);

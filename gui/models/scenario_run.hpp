@@ -56,8 +56,8 @@ class RunCancelled : public std::runtime_error {
 };
 
 struct RunControl {
-  // Checked between phases and between compare candidates. The simulator has no cancel hook,
-  // so a simulation that has started runs to its end; its result is then discarded.
+  // Checked between phases, between compare candidates, and by the simulator every few
+  // thousand events (a cancelled simulation stops where it is).
   const std::atomic<bool>* cancel = nullptr;
   std::function<void(int percent, const std::string& phase)> progress;
   bool compare = true;  // cost every candidate schedule for the Compare view

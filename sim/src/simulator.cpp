@@ -335,6 +335,8 @@ SimResult simulate(const Schedule& schedule, const BlockGrid& grid, const Schedu
     if (next_s == kInfinity) break;
     now_s = next_s;
     ++result.events;
+    if (options.cancel && (result.events & 4095) == 0 && options.cancel->load(std::memory_order_relaxed))
+      throw SimulationCancelled();
     if (compute_time == next_s) {
       uint32_t index = std::get<2>(finishing.top());
       finishing.pop();

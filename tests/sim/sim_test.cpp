@@ -303,3 +303,30 @@ TEST_CASE("a backward rate ratio scales backward block times only", "[sim][calib
     CHECK(sim::op_compute_s(schedule, grid, op, gpu) == Approx(expected).epsilon(1e-9));
   }
 }
+
+TEST_CASE("a cancel flag stops a running simulation", "[sim][cancel]") {
+  Problem problem;
+  problem.seq_len = 64 * 1024;
+  problem.heads = problem.kv_heads = 8;
+  problem.head_dim = problem.head_dim_v = 64;
+  problem.mask.kind = MaskKind::causal;
+  problem.pass = Pass::both;
+  GeneratorOptions options;
+  options.gpus = 64;
+  Schedule schedule = generate_schedule("ring", problem, options);
+  BlockGrid grid(schedule.problem, schedule.layout, schedule.chunks());
+  CheckResult check = check_schedule(schedule, grid);
+  REQUIRE(check.ok());
+  topo::Topology topology = topo::build_switch(64, 50e9, 1e-6);
+  std::vector<int32_t> placement(64);
+  for (int32_t rank = 0; rank < 64; ++rank) placement[static_cast<size_t>(rank)] = rank;
+  std::atomic<bool> cancel{false};
+  sim::SimOptions sim_options;
+  sim_options.cancel = &cancel;
+  // Not set: the run completes (and has enough events for the flag to be looked at).
+  sim::SimResult result = sim::simulate(schedule, grid, check.analysis, topology, placement, sim::gpu_profile("h100"), sim_options);
+  REQUIRE(result.events > 4096);
+  cancel = true;
+  CHECK_THROWS_AS(sim::simulate(schedule, grid, check.analysis, topology, placement, sim::gpu_profile("h100"), sim_options),
+                  sim::SimulationCancelled);
+}

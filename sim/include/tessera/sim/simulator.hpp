@@ -9,7 +9,9 @@
 //  - flow:       transfers are flows sharing link bandwidth max-min fairly (flow_network.hpp),
 //                then the route latency (latency-last);
 //  - alpha-beta: every transfer takes route latency + bytes / narrowest link, no sharing.
+#include <atomic>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,13 @@ struct SimOptions {
                                   // each GPU at once; later ones queue (FIFO) for a free channel
   double chunk_bytes = 0;         // > 0: point-to-point messages go as chunks of this size, one
                                   // after another, each paying latency and overhead
+  // Set from another thread to stop a simulation early: simulate() then throws
+  // SimulationCancelled (checked every few thousand events, so front ends stay responsive).
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+struct SimulationCancelled : std::runtime_error {
+  SimulationCancelled() : std::runtime_error("simulation cancelled") {}
 };
 
 struct GpuTimes {
