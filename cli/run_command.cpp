@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -59,6 +60,19 @@ void write_measured_trace(const std::string& path, const Schedule& schedule, con
 int unavailable(const backend::BackendUnavailable& error) {
   std::cerr << "tessera: --backend: " << error.what() << "\n";
   return 1;
+}
+
+// The transfer bandwidth and latency a calibration file measured, when it has them.
+std::optional<std::pair<double, double>> calibrated_link(const std::string& path) {
+  if (path.empty()) return std::nullopt;
+  std::ifstream file(path);
+  nlohmann::json json = nlohmann::json::parse(file, nullptr, false);
+  if (json.is_discarded() || !json.contains("link")) return std::nullopt;  // read_calibration reports bad files
+  const auto& link = json["link"];
+  if (!link.is_object() || !link.value("bytes_per_s", nlohmann::json()).is_number() ||
+      !link.value("latency_s", nlohmann::json()).is_number() || !(link["bytes_per_s"].get<double>() > 0))
+    throw UserError(path + ": link: expected {\"bytes_per_s\": positive number, \"latency_s\": number}");
+  return std::pair{link["bytes_per_s"].get<double>(), std::max(0.0, link["latency_s"].get<double>())};
 }
 
 // The schedule of a run or validate command: generated and checked, batch 1.
@@ -174,7 +188,13 @@ int run_validate(const ProblemFlags& problem_flags, const ScheduleFlags& schedul
 
   // Predicted: the simulator on the given network (uniform by default).
   NetworkChoice network = make_network(network_flags, schedule.gpus);
-  topo::Topology topology = network.topology ? *network.topology : uniform_topology(schedule.gpus, make_hardware(hardware_flags));
+  Hardware hardware = make_hardware(hardware_flags);
+  if (const auto link = calibrated_link(flags.calibration); link && !network.topology) {
+    // The executor's own transfers, as calibrated, are the uniform network.
+    hardware.link_bytes_per_s = link->first;
+    hardware.link_latency_s = link->second;
+  }
+  topo::Topology topology = network.topology ? *network.topology : uniform_topology(schedule.gpus, hardware);
   std::vector<int32_t> placement = topo::place_ranks(topology, schedule, network.placement);
   sim::SimResult predicted = sim::simulate(schedule, *checked.grid, checked.analysis, topology, placement, gpu, {});
 
@@ -268,7 +288,12 @@ int run_calibrate(const ProblemFlags& problem_flags, const RunFlags& flags) {
   std::cout << "fitted rate " << format_fixed(calibration.peak_flops_per_s / 1e9, 2) << " GFLOP/s, half efficiency at "
             << format_fixed(calibration.half_efficiency_tokens, 0) << " tokens, overhead "
             << format_seconds(calibration.launch_overhead_s) << " per block; backward/forward "
-            << format_fixed(calibration.backward_over_forward, 2) << "\nwrote " << flags.calibration << "\n";
+            << format_fixed(calibration.backward_over_forward, 2) << "; merges "
+            << format_bytes(calibration.merge_bytes_per_s) << "/s; transfers "
+            << (calibration.link_bytes_per_s > 0 ? format_bytes(calibration.link_bytes_per_s) + "/s + " +
+                                                       format_seconds(calibration.link_latency_s)
+                                                 : std::string("not measurable"))
+            << "\nwrote " << flags.calibration << "\n";
   return 0;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <tuple>
 
 #include "tessera/core/data_size.hpp"
 #include "tessera/core/error.hpp"
@@ -85,15 +86,59 @@ double merge_rate(ScheduleExecutor& executor, const Problem& problem, int64_t si
   return seconds > 0 ? bytes / seconds : 0;
 }
 
+// Transfer service times of a 2-rank ring forward over 2 x side tokens: (bytes, seconds) of
+// each KV transfer, timed from the later of its send's and recv's starts.
+std::vector<std::pair<double, double>> transfer_times(ScheduleExecutor& executor, const Problem& problem, int64_t side,
+                                                      int repeats) {
+  const TimingRun run = timing_run(problem, 2 * side, 2, Pass::forward);
+  std::vector<std::pair<double, double>> samples;
+  for (int repeat = 0; repeat < repeats + 1; ++repeat) {
+    AttentionTensors tensors = run.inputs;
+    ExecutionRecord record;
+    executor.execute(run.schedule, *run.grid, run.analysis, tensors, record);
+    if (repeat == 0) continue;
+    for (size_t index = 0; index < run.schedule.ops.size(); ++index) {
+      const Op& op = run.schedule.ops[index];
+      if (op.kind != OpKind::recv) continue;
+      double bytes = 0;
+      for (const DataItem& item : run.schedule.items_of(op)) bytes += static_cast<double>(item_bytes(run.schedule, *run.grid, item));
+      const auto partner = static_cast<size_t>(run.analysis.partner[index]);
+      const double begin_s = std::max(record.op_start_s[index], record.op_start_s[partner]);
+      samples.emplace_back(bytes, std::max(0.0, record.op_finish_s[index] - begin_s));
+    }
+  }
+  return samples;
+}
+
 }  // namespace
 
+std::pair<double, double> fit_link(const std::vector<std::pair<double, double>>& bytes_seconds) {
+  const auto n = static_cast<double>(bytes_seconds.size());
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& [x, y] : bytes_seconds) {
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+  }
+  const double denominator = n * sxx - sx * sx;
+  if (n < 2 || denominator <= 0) return {0, 0};
+  const double slope = (n * sxy - sx * sy) / denominator;
+  const double intercept = (sy - slope * sx) / n;
+  if (!(slope > 0)) return {0, std::max(0.0, sy / n)};
+  return {1 / slope, std::max(0.0, intercept)};
+}
+
 ComputeFit fit_compute_model(const std::vector<BlockMeasurement>& blocks) {
-  // Normal equations for t = a F + b F / side + c, with a = 1/R, b = half/R.
+  // Normal equations for t = a F + b F / side + c, with a = 1/R, b = half/R. Each block's
+  // equation is divided by its time, so relative errors count: block times span orders of
+  // magnitude, and unweighted, the largest block would decide everything.
   double m[3][3] = {}, v[3] = {};
   for (const auto& block : blocks) {
-    const double x[3] = {block.flops, block.flops / static_cast<double>(block.side_tokens), 1.0};
+    const double weight = 1 / block.forward_s;
+    const double x[3] = {weight * block.flops, weight * block.flops / static_cast<double>(block.side_tokens), weight};
     for (int i = 0; i < 3; ++i) {
-      v[i] += x[i] * block.forward_s;
+      v[i] += x[i] * weight * block.forward_s;
       for (int j = 0; j < 3; ++j) m[i][j] += x[i] * x[j];
     }
   }
@@ -160,6 +205,12 @@ ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& 
   calibration.largest_block_flops_per_s = largest.flops / largest.forward_s;
   calibration.backward_rate_ratio = 2.5 / calibration.backward_over_forward;
   calibration.merge_bytes_per_s = merge_rate(executor, shape, largest.side_tokens, repeats);
+  std::vector<std::pair<double, double>> transfers;
+  for (int64_t side : sides) {
+    auto samples = transfer_times(executor, shape, side, repeats);
+    transfers.insert(transfers.end(), samples.begin(), samples.end());
+  }
+  std::tie(calibration.link_bytes_per_s, calibration.link_latency_s) = fit_link(transfers);
   return calibration;
 }
 
@@ -184,6 +235,9 @@ nlohmann::json calibration_json(const ComputeCalibration& calibration, const std
             {"backward_over_forward", calibration.backward_over_forward},
             {"largest_block_flops_per_s", calibration.largest_block_flops_per_s}}}};
   if (calibration.merge_bytes_per_s > 0) json["hbm_bytes_per_s"] = calibration.merge_bytes_per_s;
+  // Not part of the GPU profile: `tessera validate` uses them for its uniform network.
+  if (calibration.link_bytes_per_s > 0)
+    json["link"] = {{"bytes_per_s", calibration.link_bytes_per_s}, {"latency_s", calibration.link_latency_s}};
   return json;
 }
 

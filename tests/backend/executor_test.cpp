@@ -122,3 +122,15 @@ TEST_CASE("calibrating the CPU executor measures every block size and writes the
   CHECK(json["peak_flops_per_s_16bit"].get<double>() == calibration.peak_flops_per_s);
   CHECK(json["measured"]["blocks"].size() == 3);
 }
+
+TEST_CASE("the link fit recovers bandwidth and latency from exact times", "[backend][calibration]") {
+  // t = 12 us + bytes / 25 GB/s at three sizes.
+  std::vector<std::pair<double, double>> samples;
+  for (double bytes : {1e6, 8e6, 64e6}) samples.emplace_back(bytes, 12e-6 + bytes / 25e9);
+  auto [bandwidth, latency] = fit_link(samples);
+  CHECK(bandwidth == Approx(25e9).epsilon(1e-9));
+  CHECK(latency == Approx(12e-6).epsilon(1e-6));
+  // Times that do not grow with the bytes say nothing about bandwidth.
+  auto flat = fit_link({{1e6, 3e-6}, {8e6, 3e-6}});
+  CHECK(flat.first == 0);
+}

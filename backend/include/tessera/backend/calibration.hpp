@@ -30,6 +30,11 @@ struct ComputeCalibration {
   double backward_over_forward = 0;  // measured backward / forward time, large blocks (FLOPs say 2.5)
   double backward_rate_ratio = 1;    // backward FLOP rate over forward's: 2.5 / backward_over_forward
   double merge_bytes_per_s = 0;      // merges: 3 x partial bytes (read two, write one) per second
+  // Transfers between two ranks (device copies, NCCL, or nothing at all for the CPU
+  // interpreter): time = latency + bytes / bandwidth, fitted over the block sides. Zero when
+  // the executor's transfers take no measurable time.
+  double link_bytes_per_s = 0;
+  double link_latency_s = 0;
   double largest_block_flops_per_s = 0;
 };
 
@@ -37,6 +42,10 @@ struct ComputeCalibration {
 // fits the model by least squares. `heads`, `head_dim` and `dtype` come from `shape`.
 ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& shape, const std::vector<int64_t>& sides,
                                      int repeats, const std::function<void(const std::string&)>& progress = {});
+
+// Least-squares line through (bytes, seconds): {bandwidth, latency}; bandwidth 0 when the
+// times do not grow with the bytes.
+std::pair<double, double> fit_link(const std::vector<std::pair<double, double>>& bytes_seconds);
 
 // Least-squares fit of t = F / R + F x half / (R x side) + overhead (the profile's model).
 // Returns {R, half, overhead}; half and overhead are clamped at 0.
