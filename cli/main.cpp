@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
   auto add_backend_flags = [&](CLI::App& command) {
     command.add_option("--backend", execute.backend, "cpu (the reference executor) or cuda")->capture_default_str();
     command.add_option("--transport", execute.transport,
-                       "cuda: local (every rank a virtual rank on GPU 0) or nccl (rank r on GPU r)")
+                       "cuda: local (every rank a virtual rank on GPU 0), nccl (rank r on GPU r, one process) or mpi (one process per rank under mpirun)")
         ->capture_default_str();
     command.add_option("--watchdog-s", execute.watchdog_s, "abort a run with no progress for this long, naming the op")
         ->capture_default_str();

@@ -120,7 +120,17 @@ int run_execute(const ProblemFlags& problem_flags, const ScheduleFlags& schedule
   };
   backend::ExecutionRecord record, single_record;
   backend::AttentionTensors distributed = execute(checked, record);
+  // Under MPI the yardstick runs on each process's own GPU (a one-rank schedule has no peers).
+  std::unique_ptr<backend::ScheduleExecutor> single_executor;
+  if (flags.transport == "mpi") {
+    RunFlags local = flags;
+    local.transport = "local";
+    single_executor = make_backend(local);
+    std::swap(executor, single_executor);
+  }
   backend::AttentionTensors one = execute(single, single_record);
+  if (single_executor) std::swap(executor, single_executor);
+  if (!record.reporting) return 0;  // an MPI process other than 0: process 0 reports
   if (!flags.trace.empty()) write_measured_trace(flags.trace, schedule, record);
 
   struct Row {
@@ -184,6 +194,7 @@ int run_validate(const ProblemFlags& problem_flags, const ScheduleFlags& schedul
   tensors.lse.assign(static_cast<size_t>(schedule.problem.seq_len * schedule.problem.heads), 0);
   backend::ExecutionRecord record;
   executor->execute(schedule, *checked.grid, checked.analysis, tensors, record);
+  if (!record.reporting) return 0;  // an MPI process other than 0: process 0 reports
   if (!flags.trace.empty()) write_measured_trace(flags.trace, schedule, record);
 
   // Predicted: the simulator on the given network (uniform by default).

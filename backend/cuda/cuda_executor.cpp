@@ -66,6 +66,7 @@ class Run {
 
   void execute(AttentionTensors& tensors, ExecutionRecord& record) {
     for (int32_t rank = 0; rank < schedule_.gpus; ++rank) {
+      if (!transport_.drives(rank)) continue;
       const int device = transport_.device_of(rank);
       if (std::find(devices_.begin(), devices_.end(), device) == devices_.end()) devices_.push_back(device);
     }
@@ -75,11 +76,16 @@ class Run {
     for (int device : devices_) {
       check_cuda(cudaSetDevice(device), "selecting GPU " + std::to_string(device));
       check_cuda(cudaDeviceSynchronize(), "uploading the inputs");
+    }
+    transport_.barrier();  // processes start their clocks together (as nearly as MPI allows)
+    for (int device : devices_) {
+      check_cuda(cudaSetDevice(device), "selecting GPU " + std::to_string(device));
       cudaEvent_t origin = new_event(true);
       check_cuda(cudaEventRecord(origin, stream_for(device_origin_rank(device), -1)), "recording the start");
       origin_[device] = origin;
     }
-    for (uint32_t index : analysis_.order) issue(index);
+    for (uint32_t index : analysis_.order)
+      if (transport_.drives(schedule_.ops[index].gpu)) issue(index);
     wait_with_watchdog();
     record_times(record);
     download_outputs(tensors);
@@ -89,7 +95,7 @@ class Run {
   // --- streams and events ----------------------------------------------------------------
   int32_t device_origin_rank(int device) const {
     for (int32_t rank = 0; rank < schedule_.gpus; ++rank)
-      if (transport_.device_of(rank) == device) return rank;
+      if (transport_.drives(rank) && transport_.device_of(rank) == device) return rank;
     return 0;
   }
   void select(int32_t rank) { check_cuda(cudaSetDevice(transport_.device_of(rank)), "selecting the GPU of rank " + std::to_string(rank)); }
@@ -112,6 +118,7 @@ class Run {
     start_.resize(schedule_.ops.size());
     end_.resize(schedule_.ops.size());
     for (size_t index = 0; index < schedule_.ops.size(); ++index) {
+      if (!transport_.drives(schedule_.ops[index].gpu)) continue;
       select(schedule_.ops[index].gpu);
       start_[index] = new_event(true);
       end_[index] = new_event(true);
@@ -253,6 +260,7 @@ class Run {
         for (DataKind kind : kinds) {
           const DataItem item{kind, group, chunk};
           const int32_t owner = schedule_.owner(chunk);
+          if (!transport_.drives(owner)) continue;
           const std::string what = "uploading " + to_string(item) + " to GPU " + std::to_string(owner);
           select(owner);
           const std::vector<float> packed = pack(tensors, item);
@@ -302,6 +310,10 @@ class Run {
       case OpKind::recv: {
         // The pair moves data when its second op is issued (both have reached it: rendezvous).
         const auto partner = static_cast<uint32_t>(analysis_.partner[index]);
+        if (!transport_.drives(schedule_.ops[partner].gpu)) {
+          half_transfer(index, what);  // the peer's process issues the other half
+          break;
+        }
         if (!reached_[partner]) {
           reached_[index] = 1;
           break;
@@ -314,6 +326,12 @@ class Run {
       case OpKind::collective: {
         const auto c = static_cast<size_t>(op.peer);
         const auto& members = analysis_.collective_ops[c];
+        const bool drives_all = std::all_of(members.begin(), members.end(),
+                                            [&](uint32_t member) { return transport_.drives(schedule_.ops[member].gpu); });
+        if (!drives_all) {
+          collective_half(index, c, what);
+          break;
+        }
         if (++collective_arrivals_[c] < members.size()) break;
         std::map<int32_t, uint32_t> op_of_rank;
         for (uint32_t member : members) op_of_rank[schedule_.ops[member].gpu] = member;
@@ -447,6 +465,73 @@ class Run {
     }
   }
 
+  // One process's side of transfers whose peers other processes drive (the mpi transport):
+  // sends of the items `op` sends to each peer and receives of those it gets, as one group.
+  struct Half {
+    int32_t peer;
+    bool sending;
+    std::span<const DataItem> items;
+  };
+  void half_transfers(uint32_t index, const std::vector<Half>& halves, const std::string& what) {
+    const Op& op = schedule_.ops[index];
+    cudaStream_t stream = stream_of(index);
+    const Endpoint self{op.gpu, transport_.device_of(op.gpu), stream, nullptr};
+    std::vector<Buffer> moved;
+    struct Arrival {
+      DataItem item;
+      Buffer buffer;
+    };
+    std::vector<Arrival> arrivals;
+    transport_.begin_group();
+    for (const Half& half : halves)
+      for (const DataItem& item : half.items) {
+        if (item.kind == DataKind::LSE) continue;
+        Endpoint end = self;
+        if (half.sending) {
+          Buffer source;
+          if (is_accumulator(item.kind)) {
+            auto it = local_.find(key(op.gpu, item));
+            if (it == local_.end()) {
+              source = empty_partial(op.gpu, item, stream, what);
+            } else {
+              source = it->second;
+              local_.erase(it);
+            }
+            moved.push_back(source);
+          } else {
+            source = input(op.gpu, item, what);
+          }
+          end.data = source.data;
+          transport_.send(end, half.peer, static_cast<size_t>(source.bytes), what + ", " + to_string(item));
+        } else {
+          Buffer target = allocate(op.gpu, device_item_bytes(schedule_, grid_, item), stream, what);
+          end.data = target.data;
+          transport_.recv(end, half.peer, static_cast<size_t>(target.bytes), what + ", " + to_string(item));
+          if (is_accumulator(item.kind))
+            arrivals.push_back({item, target});
+          else if (!inputs_.emplace(key(op.gpu, item), target).second)
+            scratch_.push_back(target.data);
+        }
+      }
+    transport_.end_group(what);
+    for (Arrival& arrival : arrivals) fold(inbox_, key(op.gpu, arrival.item), arrival.item, arrival.buffer, stream, what);
+    for (Buffer& buffer : moved) check_cuda(cudaFreeAsync(buffer.data, stream), what);
+    check_cuda(cudaEventRecord(end_[index], stream), what);
+  }
+  void half_transfer(uint32_t index, const std::string& what) {
+    const Op& op = schedule_.ops[index];
+    half_transfers(index, {{op.peer, op.kind == OpKind::send, schedule_.items_of(op)}}, what);
+  }
+  void collective_half(uint32_t index, size_t collective, const std::string& what) {
+    const int32_t rank = schedule_.ops[index].gpu;
+    std::vector<Half> halves;
+    for (const Transfer& transfer : schedule_.collectives[collective].transfers) {
+      if (transfer.src == rank) halves.push_back({transfer.dst, true, schedule_.items_of(transfer)});
+      if (transfer.dst == rank) halves.push_back({transfer.src, false, schedule_.items_of(transfer)});
+    }
+    half_transfers(index, halves, what);
+  }
+
   // --- completion ------------------------------------------------------------------------------
   void wait_with_watchdog() {
     using Clock = std::chrono::steady_clock;
@@ -454,6 +539,10 @@ class Run {
     size_t next = 0;
     while (next < analysis_.order.size()) {
       const uint32_t index = analysis_.order[next];
+      if (!transport_.drives(schedule_.ops[index].gpu)) {
+        ++next;
+        continue;
+      }
       const cudaError_t status = cudaEventQuery(end_[index]);
       if (status == cudaSuccess) {
         ++next;
@@ -480,14 +569,19 @@ class Run {
     record.op_finish_s.assign(schedule_.ops.size(), 0);
     record.makespan_s = 0;
     for (size_t index = 0; index < schedule_.ops.size(); ++index) {
+      if (!transport_.drives(schedule_.ops[index].gpu)) continue;
       cudaEvent_t origin = origin_.at(transport_.device_of(schedule_.ops[index].gpu));
       float start_ms = 0, finish_ms = 0;
       check_cuda(cudaEventElapsedTime(&start_ms, origin, start_[index]), "reading op times");
       check_cuda(cudaEventElapsedTime(&finish_ms, origin, end_[index]), "reading op times");
       record.op_start_s[index] = start_ms * 1e-3;
       record.op_finish_s[index] = finish_ms * 1e-3;
-      record.makespan_s = std::max(record.makespan_s, record.op_finish_s[index]);
     }
+    // Under MPI each process timed its own rank's ops: gather them on process 0.
+    transport_.combine(record.op_start_s);
+    transport_.combine(record.op_finish_s);
+    for (double finish_s : record.op_finish_s) record.makespan_s = std::max(record.makespan_s, finish_s);
+    record.reporting = transport_.reporting();
   }
 
   std::vector<float> download(int32_t rank, const DataItem& item) {
@@ -518,6 +612,7 @@ class Run {
       const std::vector<int64_t> tokens = chunk_token_list(grid_, chunk);
       const auto n = static_cast<int64_t>(tokens.size());
       const int32_t owner = schedule_.owner(chunk);
+      if (!transport_.drives(owner)) continue;  // another process holds it (combined below)
       for (int32_t group = 0; group < schedule_.head_groups; ++group) {
         const int64_t first_head = group * hg;
         const int64_t first_kv = first_kv_head_of_group(problem_, schedule_.head_groups, group);
@@ -546,6 +641,8 @@ class Run {
         }
       }
     }
+    for (auto* values : {&t.out, &t.lse, &t.d_q, &t.d_k, &t.d_v})
+      if (!values->empty()) transport_.combine(*values);
   }
 
   const Schedule& schedule_;
@@ -579,13 +676,17 @@ class CudaExecutor final : public ScheduleExecutor {
     if (options_.transport == Transport::nccl && schedule.gpus > devices_)
       throw BackendUnavailable("the nccl transport runs one rank per GPU: the schedule has " + std::to_string(schedule.gpus) +
                                " ranks but " + std::to_string(devices_) + " GPUs are visible (use --transport local)");
-    check_memory(schedule, grid);
-    std::unique_ptr<DeviceTransport> transport =
-        options_.transport == Transport::nccl ? make_nccl_transport(schedule.gpus) : make_local_transport();
+    std::unique_ptr<DeviceTransport> transport;
+    switch (options_.transport) {
+      case Transport::local: transport = make_local_transport(); break;
+      case Transport::nccl: transport = make_nccl_transport(schedule.gpus); break;
+      case Transport::mpi: transport = make_mpi_transport(schedule.gpus); break;
+    }
+    check_memory(schedule, grid, *transport);
     cudaDeviceProp properties{};
     check_cuda(cudaGetDeviceProperties(&properties, 0), "reading the GPU's properties");
     record.device = std::string(properties.name) + " x" +
-                    std::to_string(options_.transport == Transport::nccl ? schedule.gpus : 1) + ", " + transport->name();
+                    std::to_string(options_.transport == Transport::local ? 1 : schedule.gpus) + ", " + transport->name();
     {
       Run run(schedule, grid, analysis, *transport, options_);
       run.execute(tensors, record);
@@ -595,22 +696,26 @@ class CudaExecutor final : public ScheduleExecutor {
 
  private:
   // Refuses, before allocating anything, a run that cannot fit.
-  void check_memory(const Schedule& schedule, const BlockGrid& grid) const {
+  void check_memory(const Schedule& schedule, const BlockGrid& grid, const DeviceTransport& transport) const {
     const DeviceMemoryPlan plan = plan_device_memory(schedule, grid);
-    const int gpus = options_.transport == Transport::nccl ? schedule.gpus : 1;
-    for (int device = 0; device < gpus; ++device) {
+    // Bytes each device this process uses must hold: every rank it drives.
+    std::map<int, int64_t> needed;
+    std::map<int, int32_t> ranks_on;
+    for (int32_t rank = 0; rank < schedule.gpus; ++rank) {
+      if (!transport.drives(rank)) continue;
+      needed[transport.device_of(rank)] += plan.rank_bytes[static_cast<size_t>(rank)];
+      ++ranks_on[transport.device_of(rank)];
+    }
+    for (const auto& [device, bytes] : needed) {
       check_cuda(cudaSetDevice(device), "selecting GPU " + std::to_string(device));
       size_t free_bytes = 0, total_bytes = 0;
       check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "reading free GPU memory");
-      const int64_t needed =
-          options_.transport == Transport::nccl ? plan.rank_bytes[static_cast<size_t>(device)] : plan.total_bytes;
       // Token positions (8 bytes a token) and document bounds come on top of the buffers.
-      const int64_t with_positions = needed + schedule.problem.seq_len * 12;
+      const int64_t with_positions = bytes + schedule.problem.seq_len * 12;
       if (static_cast<double>(with_positions) > 0.95 * static_cast<double>(free_bytes))
         throw UserError("the schedule does not fit on GPU " + std::to_string(device) + ": it needs up to " +
-                        gigabytes(static_cast<double>(with_positions)) + " (" +
-                        (options_.transport == Transport::nccl ? "one rank" : std::to_string(schedule.gpus) + " virtual ranks") +
-                        ") and " + gigabytes(static_cast<double>(free_bytes)) + " of " +
+                        gigabytes(static_cast<double>(with_positions)) + " (" + std::to_string(ranks_on[device]) +
+                        " rank(s)) and " + gigabytes(static_cast<double>(free_bytes)) + " of " +
                         gigabytes(static_cast<double>(total_bytes)) + " is free");
     }
   }

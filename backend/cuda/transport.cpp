@@ -3,8 +3,22 @@
 #include <nccl.h>
 
 #include "cuda_check.hpp"
+#include "tessera/backend/executor.hpp"
+
+#ifdef TESSERA_WITH_MPI
+#include <mpi.h>
+
+#include <cstdlib>
+#endif
 
 namespace tessera::backend::cuda {
+
+void DeviceTransport::send(const Endpoint&, int32_t, size_t, const std::string& what) {
+  throw CudaError(what + ": this transport moves whole pairs only");
+}
+void DeviceTransport::recv(const Endpoint&, int32_t, size_t, const std::string& what) {
+  throw CudaError(what + ": this transport moves whole pairs only");
+}
 
 namespace {
 
@@ -60,7 +74,90 @@ class NcclTransport final : public DeviceTransport {
   std::vector<ncclComm_t> comms_;
 };
 
+#ifdef TESSERA_WITH_MPI
+void check_mpi(int status, const std::string& what) {
+  if (status != MPI_SUCCESS) throw CudaError("MPI error in " + what + " (code " + std::to_string(status) + ")");
+}
+
+class MpiNcclTransport final : public DeviceTransport {
+ public:
+  explicit MpiNcclTransport(int32_t ranks) {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) {
+      int provided = 0;
+      check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+      std::atexit([] {
+        int finalized = 0;
+        MPI_Finalized(&finalized);
+        if (!finalized) MPI_Finalize();
+      });
+    }
+    int size = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != ranks)
+      throw BackendUnavailable("the mpi transport runs one process per rank: the schedule has " + std::to_string(ranks) +
+                               " ranks but mpirun started " + std::to_string(size) + " processes");
+    const int devices = cuda_device_count();
+    if (devices == 0) throw BackendUnavailable("MPI process " + std::to_string(rank_) + " sees no CUDA GPU");
+    device_ = rank_ % devices;
+    check_cuda(cudaSetDevice(device_), "selecting this process's GPU");
+    ncclUniqueId id{};
+    if (rank_ == 0) check_nccl(ncclGetUniqueId(&id), "creating the NCCL id");
+    check_mpi(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD), "broadcasting the NCCL id");
+    check_nccl(ncclCommInitRank(&comm_, ranks, id, rank_), "creating the NCCL communicator");
+  }
+  ~MpiNcclTransport() override {
+    if (comm_) ncclCommDestroy(comm_);
+  }
+  std::string name() const override { return "mpi (one process per GPU, NCCL point-to-point)"; }
+  int device_of(int32_t) const override { return device_; }
+  bool drives(int32_t rank) const override { return rank == rank_; }
+  void begin_group() override { check_nccl(ncclGroupStart(), "starting an NCCL group"); }
+  void copy(const Endpoint& from, const Endpoint& to, size_t bytes, const std::string& what) override {
+    // Only a rank's own pairs reach here (a transfer to itself does not occur in schedules).
+    send(from, to.rank, bytes, what);
+    recv(to, from.rank, bytes, what);
+  }
+  void send(const Endpoint& from, int32_t to_rank, size_t bytes, const std::string& what) override {
+    check_nccl(ncclSend(from.data, bytes, ncclChar, to_rank, comm_, from.stream), what);
+  }
+  void recv(const Endpoint& to, int32_t from_rank, size_t bytes, const std::string& what) override {
+    check_nccl(ncclRecv(to.data, bytes, ncclChar, from_rank, comm_, to.stream), what);
+  }
+  void end_group(const std::string& what) override { check_nccl(ncclGroupEnd(), what); }
+  void abort() noexcept override {
+    if (comm_) {
+      ncclCommAbort(comm_);
+      comm_ = nullptr;
+    }
+  }
+  void barrier() override { check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+  void combine(std::vector<double>& values) override {
+    std::vector<double> sum(values.size(), 0);
+    check_mpi(MPI_Reduce(values.data(), sum.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD),
+              "gathering results on rank 0");
+    if (rank_ == 0) values = std::move(sum);
+  }
+  bool reporting() const override { return rank_ == 0; }
+
+ private:
+  int rank_ = 0;
+  int device_ = 0;
+  ncclComm_t comm_ = nullptr;
+};
+#endif
+
 }  // namespace
+
+std::unique_ptr<DeviceTransport> make_mpi_transport([[maybe_unused]] int32_t ranks) {
+#ifdef TESSERA_WITH_MPI
+  return std::make_unique<MpiNcclTransport>(ranks);
+#else
+  throw BackendUnavailable("this build has no MPI (Open MPI was not found when it was configured)");
+#endif
+}
 
 std::unique_ptr<DeviceTransport> make_local_transport() { return std::make_unique<LocalTransport>(); }
 std::unique_ptr<DeviceTransport> make_nccl_transport(int32_t ranks) { return std::make_unique<NcclTransport>(ranks); }

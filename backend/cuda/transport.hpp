@@ -5,6 +5,8 @@
 //  - local: all ranks are virtual ranks on one GPU; a copy is a device-to-device memcpy on the
 //    receiver's stream after the sender's stream has reached the send.
 //  - nccl: rank r is device r in this process; a copy is ncclSend/ncclRecv inside one group.
+//  - mpi: one process per rank under mpirun (MPI bootstraps NCCL); each process drives only its
+//    own rank and issues its half of every transfer (send or recv), matched by NCCL in order.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -33,10 +35,23 @@ class DeviceTransport {
   virtual void end_group(const std::string& what) = 0;
   // Aborts in-flight communication (the watchdog's last resort); never throws.
   virtual void abort() noexcept {}
+
+  // Whether this process drives `rank` (every rank, except under MPI: its own).
+  virtual bool drives(int32_t) const { return true; }
+  // One-sided halves of a transfer whose other side another process drives.
+  virtual void send(const Endpoint& from, int32_t to_rank, size_t bytes, const std::string& what);
+  virtual void recv(const Endpoint& to, int32_t from_rank, size_t bytes, const std::string& what);
+  // Across processes: wait for all; sum `values` elementwise into the reporting process.
+  virtual void barrier() {}
+  virtual void combine(std::vector<double>&) {}
+  virtual bool reporting() const { return true; }
 };
 
 std::unique_ptr<DeviceTransport> make_local_transport();
 // Needs `ranks` visible devices; initialises one communicator per device (ncclCommInitAll).
 std::unique_ptr<DeviceTransport> make_nccl_transport(int32_t ranks);
+// Needs MPI (initialised here if it is not yet) with one process per rank; rank r uses
+// visible device r mod (visible devices). Throws BackendUnavailable without MPI in the build.
+std::unique_ptr<DeviceTransport> make_mpi_transport(int32_t ranks);
 
 }  // namespace tessera::backend::cuda

@@ -22,10 +22,18 @@ class CpuExecutor final : public ScheduleExecutor {
 Transport parse_transport(const std::string& text) {
   if (text == "local") return Transport::local;
   if (text == "nccl") return Transport::nccl;
-  throw UserError("'" + text + "' is not a transport (expected local or nccl)");
+  if (text == "mpi") return Transport::mpi;
+  throw UserError("'" + text + "' is not a transport (expected local, nccl or mpi)");
 }
 
-std::string to_string(Transport transport) { return transport == Transport::local ? "local" : "nccl"; }
+std::string to_string(Transport transport) {
+  switch (transport) {
+    case Transport::local: return "local";
+    case Transport::nccl: return "nccl";
+    case Transport::mpi: return "mpi";
+  }
+  return "?";
+}
 
 bool cuda_executor_built() {
 #ifdef TESSERA_WITH_CUDA

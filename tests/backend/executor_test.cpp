@@ -69,6 +69,7 @@ TEST_CASE("make_executor names what is wrong", "[backend]") {
   CHECK_THROWS_AS(make_executor("tpu", {}), UserError);
   CHECK_THROWS_AS(parse_transport("pigeon"), UserError);
   CHECK(parse_transport("nccl") == Transport::nccl);
+  CHECK(parse_transport("mpi") == Transport::mpi);
   if (!cuda_executor_built()) CHECK_THROWS_AS(make_executor("cuda", {}), BackendUnavailable);
 }
 

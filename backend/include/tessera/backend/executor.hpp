@@ -19,10 +19,11 @@ struct ExecutionRecord {
   std::vector<double> op_start_s, op_finish_s;
   double makespan_s = 0;                  // last op finish
   double wall_s = 0;                      // host wall-clock of the whole run, set-up included
+  bool reporting = true;                  // false on MPI processes other than 0 (their results are on 0)
 };
 
-enum class Transport { local, nccl };
-Transport parse_transport(const std::string& text);  // "local" or "nccl"; UserError otherwise
+enum class Transport { local, nccl, mpi };
+Transport parse_transport(const std::string& text);  // "local", "nccl" or "mpi"; UserError otherwise
 std::string to_string(Transport transport);
 
 struct ExecutorOptions {
