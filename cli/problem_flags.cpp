@@ -37,7 +37,7 @@ void add_hardware_flags(CLI::App& app, HardwareFlags& flags) {
 void add_network_flags(CLI::App& app, NetworkFlags& flags) {
   app.add_option("--topology", flags.topology,
                  "network preset or YAML file (see `tessera topo list`); default: a uniform network");
-  app.add_option("--placement", flags.placement, "ranks to GPUs: linear, round-robin, auto, list:3,0,1,2")
+  app.add_option("--placement", flags.placement, "ranks to GPUs: linear, round-robin, rail-aligned, auto, list:3,0,1,2")
       ->capture_default_str();
 }
 

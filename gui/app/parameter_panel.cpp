@@ -82,8 +82,8 @@ ParameterPanel::ParameterPanel(QWidget* parent) : QWidget(parent) {
   addCombo(network, "topology", "topology", presets, true,
            "a preset (tessera topo list) or a topology YAML file; empty: uniform network");
   addBrowseButton(network, "topology", "Topology file (YAML)", "YAML (*.yaml *.yml);;All files (*)");
-  addCombo(network, "placement", "placement", {"linear", "round-robin", "auto"}, true,
-           "rank to GPU: linear, round-robin, auto (topology-aware for mesh), list:3,0,1,2");
+  addCombo(network, "placement", "placement", {"linear", "round-robin", "rail-aligned", "auto"}, true,
+           "rank to GPU: linear, round-robin, rail-aligned (every other server backwards), auto (topology-aware), list:3,0,1,2");
   layout->addWidget(network_box);
 
   auto* simulation_box = new QGroupBox("Simulation", this);

@@ -60,6 +60,21 @@ TEST_CASE("topo::place_ranks: linear and round-robin", "[placement]") {
   CHECK(place_ranks(cluster, schedule_of("ring", 8), "round-robin") == std::vector<int32_t>{0, 8, 1, 9, 2, 10, 3, 11});
 }
 
+TEST_CASE("topo::place_ranks: rail-aligned walks every other server backwards", "[placement]") {
+  Topology cluster = load_topology("h100-ib:4");  // 4 servers of 8 GPUs; GPU i of a server on rail i
+  std::vector<int32_t> expected;
+  for (int32_t server = 0; server < 4; ++server)
+    for (int32_t slot = 0; slot < 8; ++slot) expected.push_back(server * 8 + (server % 2 == 0 ? slot : 7 - slot));
+  std::vector<int32_t> placed = place_ranks(cluster, schedule_of("ring", 32), "rail-aligned");
+  CHECK(placed == expected);
+  // Every ring hop between servers, the wrap-around included, joins GPUs of the same index.
+  for (int32_t rank = 0; rank < 32; ++rank) {
+    const int32_t from = placed[static_cast<size_t>(rank)], to = placed[static_cast<size_t>((rank + 1) % 32)];
+    if (cluster.node_of(from) != cluster.node_of(to)) CHECK(from % 8 == to % 8);
+  }
+  CHECK_THROWS_WITH(place_ranks(cluster, schedule_of("ring", 32), "snake"), Contains("rail-aligned"));
+}
+
 TEST_CASE("topo::place_ranks: explicit lists are checked position by position", "[placement]") {
   Topology ring = load_topology("ring-4");
   Schedule schedule = schedule_of("ring", 4);
@@ -84,8 +99,9 @@ TEST_CASE("topo::place_ranks: more ranks than GPUs is refused", "[placement]") {
 TEST_CASE("topo::place_ranks: auto keeps the cheaper rings inside servers", "[placement]") {
   Topology cluster = load_topology("h100-ib:2");
 
-  SECTION("non-mesh schedules are placed linearly") {
-    CHECK(place_ranks(cluster, schedule_of("ring", 16), "auto") == identity(16));
+  SECTION("non-mesh schedules are placed rail-aligned") {
+    CHECK(place_ranks(cluster, schedule_of("ring", 16), "auto") ==
+          std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6, 7, 15, 14, 13, 12, 11, 10, 9, 8});
   }
   SECTION("mesh 4x4, GQA (KV chunk = Q chunk / 2): Q-rings inside servers (linear)") {
     // link_loads_test.cpp counts it: linear moves 24 KV chunks between servers (100.7 MB),

@@ -55,6 +55,21 @@ std::vector<int32_t> round_robin(const Topology& topology, int32_t ranks) {
   return placement;
 }
 
+// Servers in order, every other server walked backwards (0..7, 15..8, 16..23, ...): consecutive
+// ranks on different servers sit on GPUs of the same index, so on a rail-optimised fabric each
+// ring hop between servers stays on one rail (one leaf switch) instead of crossing a spine.
+std::vector<int32_t> rail_aligned(const Topology& topology, int32_t ranks) {
+  std::vector<int32_t> placement;
+  const std::vector<std::vector<int32_t>> servers = servers_of(topology);
+  for (size_t server = 0; server < servers.size() && static_cast<int32_t>(placement.size()) < ranks; ++server) {
+    std::vector<int32_t> gpus = servers[server];
+    if (server % 2 == 1) std::reverse(gpus.begin(), gpus.end());
+    for (int32_t gpu : gpus)
+      if (static_cast<int32_t>(placement.size()) < ranks) placement.push_back(gpu);
+  }
+  return placement;
+}
+
 // "list:3,0,1,2": rank i runs on the i-th GPU listed.
 std::vector<int32_t> explicit_list(const Topology& topology, int32_t ranks, const std::string& text) {
   std::vector<int32_t> placement;
@@ -143,7 +158,8 @@ std::vector<int32_t> rings_inside_servers(const Topology& topology, const std::v
 
 std::vector<int32_t> topology_aware(const Topology& topology, const Schedule& schedule) {
   const std::optional<TileShape> tile = mesh_tile(schedule);
-  if (!tile) return linear(schedule.gpus);
+  // Not a mesh: ring-like traffic between servers stays on one rail.
+  if (!tile) return rail_aligned(topology, schedule.gpus);
   const std::vector<int32_t> q_rings_inside = rings_inside_servers(topology, rings(*tile, true), schedule.gpus);
   const std::vector<int32_t> kv_rings_inside = rings_inside_servers(topology, rings(*tile, false), schedule.gpus);
   // Inter-node bytes depend on the schedule's data sizes (Q against KV under GQA, the
@@ -164,9 +180,10 @@ std::vector<int32_t> place_ranks(const Topology& topology, const Schedule& sched
                     std::to_string(topology.gpu_count()) + " GPUs");
   if (placement == "linear") return linear(ranks);
   if (placement == "round-robin") return round_robin(topology, ranks);
+  if (placement == "rail-aligned") return rail_aligned(topology, ranks);
   if (placement.rfind("list:", 0) == 0) return explicit_list(topology, ranks, placement.substr(5));
   if (placement == "auto") return topology_aware(topology, schedule);
-  throw UserError("unknown placement '" + placement + "' (expected linear, round-robin, list:G0,G1,... or auto)");
+  throw UserError("unknown placement '" + placement + "' (expected linear, round-robin, rail-aligned, list:G0,G1,... or auto)");
 }
 
 }  // namespace tessera::topo
