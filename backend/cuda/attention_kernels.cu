@@ -5,8 +5,8 @@
 // (FlashAttention-2) and adds dQ, dK, dV into fp32 partials.
 //
 // Why this simple form: correctness on every mask, layout, GQA shape and odd size first. It
-// uses CUDA cores, not tensor cores; a tensor-core kernel can replace it behind the same
-// launchers without touching the executor.
+// uses CUDA cores; the forward pass of common shapes goes to the tensor-core kernel of
+// attention_wmma.cu instead, and the backward is still this simple form.
 #include "attention_kernels.hpp"
 
 #include <algorithm>
@@ -203,6 +203,8 @@ cudaError_t launch_forward_block(const ForwardArgs& args, cudaStream_t stream) {
   if (args.shape.head_dim > kMaxHeadDim || args.shape.head_dim_v > kMaxHeadDim) return cudaErrorInvalidValue;
   const int64_t warps = static_cast<int64_t>(args.shape.q_rows) * args.shape.heads;
   if (warps == 0 || args.shape.kv_rows == 0) return cudaSuccess;
+  cudaError_t status = cudaSuccess;
+  if (launch_forward_block_tensor_cores(args, stream, status)) return status;
   const dim3 grid(warp_blocks(warps)), block(kWarp * kWarpsPerBlock);
   switch (args.element) {
     case ElementType::fp32:

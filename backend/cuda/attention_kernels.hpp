@@ -61,7 +61,13 @@ struct BackwardArgs {
 // Largest head dimension the kernels support (registers hold head_dim / 32 values per lane).
 constexpr int32_t kMaxHeadDim = 256;
 
+// Forward blocks run on tensor cores (attention_wmma.cu) for bf16/fp16 with head_dim = head_dim_v
+// of 64 or 128, and on the simple kernel otherwise, or everywhere when the environment sets
+// TESSERA_SIMPLE_KERNELS=1 (to compare the two).
 cudaError_t launch_forward_block(const ForwardArgs& args, cudaStream_t stream);
+bool simple_kernels_forced();
+// Launches the tensor-core kernel when it supports the shape; false (nothing launched) otherwise.
+bool launch_forward_block_tensor_cores(const ForwardArgs& args, cudaStream_t stream, cudaError_t& status);
 cudaError_t launch_backward_block(const BackwardArgs& args, cudaStream_t stream);
 // into = LSE-weighted merge of two O accumulators of `row_heads` (row, head) pairs.
 cudaError_t launch_merge_outputs(float* into, const float* from, int64_t row_heads, int32_t head_dim_v,
