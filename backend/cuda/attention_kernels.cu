@@ -8,6 +8,7 @@
 // uses CUDA cores; the forward pass of common shapes goes to the tensor-core kernel of
 // attention_wmma.cu instead, and the backward is still this simple form.
 #include "attention_kernels.hpp"
+#include "mask.cuh"
 
 #include <algorithm>
 #include <type_traits>
@@ -34,15 +35,6 @@ __device__ inline float warp_sum(float value) {
   return value;
 }
 
-__device__ inline bool allowed(const MaskArgs& mask, int64_t query, int64_t key) {
-  switch (mask.kind) {
-    case 0: return true;
-    case 1: return key <= query;
-    case 2: return key <= query && query - key < mask.window_tokens;
-    case 3: return key <= query && mask.document_of_token[key] == mask.document_of_token[query];
-  }
-  return false;
-}
 
 // Folds (block_out, block_lse) into the accumulator of one (row, head); lanes hold dv values.
 __device__ inline void merge_row(float* out_row, float* lse_slot, const float* block_out, float block_lse, int dv,
@@ -80,7 +72,7 @@ __global__ void forward_block_kernel(ForwardArgs args, const T* q, const T* kv) 
   const T* values = kv + static_cast<int64_t>(s.kv_rows) * s.kv_heads * d;
   float running_max = -CUDART_INF_F, running_sum = 0.0f;
   for (int col = 0; col < s.kv_rows; ++col) {
-    if (!allowed(args.mask, query_token, args.kv_tokens[col])) continue;  // same for the whole warp
+    if (!mask_allows(args.mask, query_token, args.kv_tokens[col])) continue;  // same for the whole warp
     const T* key = keys + (static_cast<int64_t>(col) * s.kv_heads + kv_head) * d;
     float partial = 0.0f;
     for (int slot = 0; slot < kPerLane; ++slot) {
@@ -132,7 +124,7 @@ __global__ void backward_block_kernel(BackwardArgs args, const T* q, const T* kv
   float* d_keys = args.d_kv;
   float* d_values = args.d_kv + static_cast<int64_t>(s.kv_rows) * s.kv_heads * d;
   for (int col = 0; col < s.kv_rows; ++col) {
-    if (!allowed(args.mask, query_token, args.kv_tokens[col])) continue;
+    if (!mask_allows(args.mask, query_token, args.kv_tokens[col])) continue;
     const int64_t key_head = static_cast<int64_t>(col) * s.kv_heads + kv_head;
     const T* key = keys + key_head * d;
     const T* value = values + key_head * dv;

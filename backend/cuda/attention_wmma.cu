@@ -13,6 +13,7 @@
 #include <cstdlib>
 
 #include "attention_kernels.hpp"
+#include "mask.cuh"
 
 namespace tessera::backend::cuda {
 
@@ -27,15 +28,6 @@ __device__ inline float as_float(__half value) { return __half2float(value); }
 __device__ inline void store_float(__nv_bfloat16* at, float value) { *at = __float2bfloat16_rn(value); }
 __device__ inline void store_float(__half* at, float value) { *at = __float2half_rn(value); }
 
-__device__ inline bool allowed_pair(const MaskArgs& mask, int64_t query, int64_t key) {
-  switch (mask.kind) {
-    case 0: return true;
-    case 1: return key <= query;
-    case 2: return key <= query && query - key < mask.window_tokens;
-    case 3: return key <= query && mask.document_of_token[key] == mask.document_of_token[query];
-  }
-  return false;
-}
 
 template <int D>
 __host__ __device__ constexpr int warp_floats() {
@@ -130,7 +122,7 @@ __global__ void __launch_bounds__(kWarps * 32) forward_wmma_kernel(ForwardArgs a
       float tile_max = -CUDART_INF_F;
       for (int c = half * 32; c < half * 32 + 32; ++c) {
         const int col = col0 + c;
-        const bool ok = row < s.q_rows && col < s.kv_rows && allowed_pair(args.mask, query, args.kv_tokens[col]);
+        const bool ok = row < s.q_rows && col < s.kv_rows && mask_allows(args.mask, query, args.kv_tokens[col]);
         const float score = ok ? scratch[r * kCols + c] * s.scale : -CUDART_INF_F;
         scratch[r * kCols + c] = score;
         tile_max = fmaxf(tile_max, score);
