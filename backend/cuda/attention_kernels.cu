@@ -5,13 +5,13 @@
 // (FlashAttention-2) and adds dQ, dK, dV into fp32 partials.
 //
 // Why this simple form: correctness on every mask, layout, GQA shape and odd size first. It
-// uses CUDA cores; the forward pass of common shapes goes to the tensor-core kernel of
-// attention_wmma.cu instead, and the backward is still this simple form.
+// uses CUDA cores; common shapes (bf16/fp16, head dim 64 or 128) go to the tensor-core kernels
+// of attention_wmma.cu (forward) and attention_wmma_backward.cu (backward) instead.
 #include "attention_kernels.hpp"
+#include "element.cuh"
 #include "mask.cuh"
 
 #include <algorithm>
-#include <type_traits>
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -26,9 +26,6 @@ constexpr int kWarp = 32;
 constexpr int kWarpsPerBlock = 4;
 constexpr int kPerLane = kMaxHeadDim / kWarp;
 
-__device__ inline float to_float(float value) { return value; }
-__device__ inline float to_float(__nv_bfloat16 value) { return __bfloat162float(value); }
-__device__ inline float to_float(__half value) { return __half2float(value); }
 
 __device__ inline float warp_sum(float value) {
   for (int offset = kWarp / 2; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);
@@ -180,9 +177,7 @@ template <typename T>
 __global__ void convert_kernel(T* into, const float* from, int64_t count) {
   for (int64_t index = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; index < count;
        index += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    if constexpr (sizeof(T) == 4) into[index] = from[index];
-    else if constexpr (std::is_same_v<T, __nv_bfloat16>) into[index] = __float2bfloat16_rn(from[index]);
-    else into[index] = __float2half_rn(from[index]);
+    into[index] = from_float<T>(from[index]);
   }
 }
 
@@ -217,6 +212,8 @@ cudaError_t launch_backward_block(const BackwardArgs& args, cudaStream_t stream)
   if (args.shape.head_dim > kMaxHeadDim || args.shape.head_dim_v > kMaxHeadDim) return cudaErrorInvalidValue;
   const int64_t warps = static_cast<int64_t>(args.shape.q_rows) * args.shape.heads;
   if (warps == 0 || args.shape.kv_rows == 0) return cudaSuccess;
+  cudaError_t status = cudaSuccess;
+  if (launch_backward_block_tensor_cores(args, stream, status)) return status;
   const dim3 grid(warp_blocks(warps)), block(kWarp * kWarpsPerBlock);
   switch (args.element) {
     case ElementType::fp32:

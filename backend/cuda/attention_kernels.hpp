@@ -68,7 +68,9 @@ cudaError_t launch_forward_block(const ForwardArgs& args, cudaStream_t stream);
 bool simple_kernels_forced();
 // Launches the tensor-core kernel when it supports the shape; false (nothing launched) otherwise.
 bool launch_forward_block_tensor_cores(const ForwardArgs& args, cudaStream_t stream, cudaError_t& status);
+// Backward blocks likewise (attention_wmma_backward.cu) for the same shapes.
 cudaError_t launch_backward_block(const BackwardArgs& args, cudaStream_t stream);
+bool launch_backward_block_tensor_cores(const BackwardArgs& args, cudaStream_t stream, cudaError_t& status);
 // into = LSE-weighted merge of two O accumulators of `row_heads` (row, head) pairs.
 cudaError_t launch_merge_outputs(float* into, const float* from, int64_t row_heads, int32_t head_dim_v,
                                  cudaStream_t stream);

@@ -13,6 +13,7 @@
 #include <cstdlib>
 
 #include "attention_kernels.hpp"
+#include "element.cuh"
 #include "mask.cuh"
 
 namespace tessera::backend::cuda {
@@ -22,11 +23,6 @@ namespace {
 constexpr int kRows = 64;     // query rows per CTA
 constexpr int kCols = 64;     // keys per tile
 constexpr int kWarps = 4;     // 16 query rows each
-
-__device__ inline float as_float(__nv_bfloat16 value) { return __bfloat162float(value); }
-__device__ inline float as_float(__half value) { return __half2float(value); }
-__device__ inline void store_float(__nv_bfloat16* at, float value) { *at = __float2bfloat16_rn(value); }
-__device__ inline void store_float(__half* at, float value) { *at = __float2half_rn(value); }
 
 
 template <int D>
@@ -68,8 +64,8 @@ __global__ void __launch_bounds__(kWarps * 32) forward_wmma_kernel(ForwardArgs a
 
   for (int i = threadIdx.x; i < kRows * D; i += blockDim.x) {
     const int row = row0 + i / D;
-    const float value = row < s.q_rows ? as_float(q[(static_cast<int64_t>(row) * s.heads + head) * D + i % D]) : 0.0f;
-    store_float(q_tile + i, value);
+    const float value = row < s.q_rows ? to_float(q[(static_cast<int64_t>(row) * s.heads + head) * D + i % D]) : 0.0f;
+    q_tile[i] = from_float<T>(value);
   }
   for (int i = lane; i < 16 * D; i += 32) o_acc[i] = 0.0f;
   if (lane < 16) {
@@ -94,8 +90,8 @@ __global__ void __launch_bounds__(kWarps * 32) forward_wmma_kernel(ForwardArgs a
     for (int i = threadIdx.x; i < kCols * D; i += blockDim.x) {
       const int col = col0 + i / D;
       const int64_t at = (static_cast<int64_t>(col) * s.kv_heads + kv_head) * D + i % D;
-      store_float(k_tile + i, col < s.kv_rows ? as_float(keys[at]) : 0.0f);
-      store_float(v_tile + i, col < s.kv_rows ? as_float(values[at]) : 0.0f);
+      k_tile[i] = from_float<T>(col < s.kv_rows ? to_float(keys[at]) : 0.0f);
+      v_tile[i] = from_float<T>(col < s.kv_rows ? to_float(values[at]) : 0.0f);
     }
     __syncthreads();
 
@@ -135,7 +131,7 @@ __global__ void __launch_bounds__(kWarps * 32) forward_wmma_kernel(ForwardArgs a
         const float score = scratch[r * kCols + c];
         const float p = score == -CUDART_INF_F ? 0.0f : __expf(score - new_max);
         sum += p;
-        store_float(p_tile + r * kCols + c, p);
+        p_tile[r * kCols + c] = from_float<T>(p);
       }
       sum += __shfl_xor_sync(0xffffffffu, sum, 1);
       const float correction = old_max == -CUDART_INF_F ? 0.0f : __expf(old_max - new_max);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <map>
 #include <thread>
@@ -682,14 +683,17 @@ class CudaExecutor final : public ScheduleExecutor {
       case Transport::nccl: transport = make_nccl_transport(schedule.gpus); break;
       case Transport::mpi: transport = make_mpi_transport(schedule.gpus); break;
     }
-    check_memory(schedule, grid, *transport);
-    cudaDeviceProp properties{};
-    check_cuda(cudaGetDeviceProperties(&properties, 0), "reading the GPU's properties");
-    record.device = std::string(properties.name) + " x" +
-                    std::to_string(options_.transport == Transport::local ? 1 : schedule.gpus) + ", " + transport->name();
-    {
+    try {
+      check_memory(schedule, grid, *transport);
+      cudaDeviceProp properties{};
+      check_cuda(cudaGetDeviceProperties(&properties, 0), "reading the GPU's properties");
+      record.device = std::string(properties.name) + " x" +
+                      std::to_string(options_.transport == Transport::local ? 1 : schedule.gpus) + ", " + transport->name();
       Run run(schedule, grid, analysis, *transport, options_);
       run.execute(tensors, record);
+    } catch (const std::exception& error) {
+      transport->fail_everywhere(error.what());  // returns only where the caller may report it
+      throw;
     }
     record.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   }

@@ -8,6 +8,7 @@
 #ifdef TESSERA_WITH_MPI
 #include <mpi.h>
 
+#include <cstdio>
 #include <cstdlib>
 #endif
 
@@ -93,9 +94,9 @@ class MpiNcclTransport final : public DeviceTransport {
         if (!finalized) MPI_Finalize();
       });
     }
-    int size = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    const int size = size_;
     if (size != ranks)
       throw BackendUnavailable("the mpi transport runs one process per rank: the schedule has " + std::to_string(ranks) +
                                " ranks but mpirun started " + std::to_string(size) + " processes");
@@ -133,6 +134,13 @@ class MpiNcclTransport final : public DeviceTransport {
       comm_ = nullptr;
     }
   }
+  void fail_everywhere(const std::string& message) noexcept override {
+    std::fprintf(stderr, "tessera (MPI process %d of %d): %s\nstopping every process of the job\n", rank_, size_,
+                 message.c_str());
+    std::fflush(stderr);
+    abort();
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
   void barrier() override { check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
   void combine(std::vector<double>& values) override {
     std::vector<double> sum(values.size(), 0);
@@ -144,6 +152,7 @@ class MpiNcclTransport final : public DeviceTransport {
 
  private:
   int rank_ = 0;
+  int size_ = 1;
   int device_ = 0;
   ncclComm_t comm_ = nullptr;
 };

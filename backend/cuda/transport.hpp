@@ -35,6 +35,10 @@ class DeviceTransport {
   virtual void end_group(const std::string& what) = 0;
   // Aborts in-flight communication (the watchdog's last resort); never throws.
   virtual void abort() noexcept {}
+  // Called when this process's part of a run failed with `message`. Under MPI the other
+  // processes would otherwise wait on their NCCL peers until their watchdogs fire, so the
+  // message is printed here and the whole job is stopped; elsewhere the caller reports it.
+  virtual void fail_everywhere(const std::string&) noexcept {}
 
   // Whether this process drives `rank` (every rank, except under MPI: its own).
   virtual bool drives(int32_t) const { return true; }

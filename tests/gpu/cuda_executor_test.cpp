@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include "tessera/backend/executor.hpp"
@@ -156,5 +157,36 @@ TEST_CASE("tensor-core and simple forward kernels agree with the reference", "[g
       CHECK(tensor_cores.out < 2e-2);
       CHECK(simple.out < 1e-3);
       CHECK(distributed.out <= 2 * std::max(tensor_cores.out, 1e-6));
+    }
+}
+
+TEST_CASE("tensor-core and simple backward kernels agree with the reference", "[gpu]") {
+  auto gpu = make_executor("cuda", {});
+  auto largest = [](const std::vector<double>& values) {
+    double most = 0;
+    for (double value : values) most = std::max(most, std::abs(value));
+    return most;
+  };
+  for (int64_t head_dim : {64, 128})
+    for (MaskKind mask : {MaskKind::full, MaskKind::causal, MaskKind::sliding_window, MaskKind::documents}) {
+      Problem problem = problem_of(mask, 1021, DType::bf16);
+      problem.head_dim = problem.head_dim_v = head_dim;
+      AttentionTensors inputs = random_inputs(problem, 7);
+      AttentionTensors reference = inputs;
+      dense_attention(problem, reference, true);
+      setenv("TESSERA_SIMPLE_KERNELS", "1", 1);
+      const Errors simple = run(*gpu, "ring", problem, 1, Layout::contiguous, inputs, reference);
+      unsetenv("TESSERA_SIMPLE_KERNELS");
+      const Errors tensor_cores = run(*gpu, "ring", problem, 1, Layout::contiguous, inputs, reference);
+      const Errors distributed = run(*gpu, "mesh", problem, 8, Layout::zigzag, inputs, reference);
+      INFO("d=" << head_dim << " " << to_string(mask));
+      // P and dS are rounded to bf16 before their products (as in FlashAttention): the error is
+      // at bf16's scale relative to the gradient's size, while the fp32 simple kernel stays
+      // near fp32's.
+      CHECK(tensor_cores.d_q <= 2e-2 * largest(reference.d_q));
+      CHECK(tensor_cores.d_k <= 2e-2 * largest(reference.d_k));
+      CHECK(tensor_cores.d_v <= 2e-2 * largest(reference.d_v));
+      CHECK(simple.d_v <= 1e-4 * largest(reference.d_v));
+      CHECK(distributed.worst_ratio(tensor_cores) <= 2);
     }
 }
