@@ -17,6 +17,7 @@
 #include "attention_kernels.hpp"
 #include "element.cuh"
 #include "mask.cuh"
+#include "tensor_core_shapes.cuh"
 
 namespace tessera::backend::cuda {
 
@@ -211,8 +212,7 @@ __global__ void __launch_bounds__(kWarps * 32) backward_wmma_kernel(BackwardArgs
 template <typename T, int D>
 cudaError_t launch(const BackwardArgs& args, cudaStream_t stream) {
   constexpr size_t bytes = shared_bytes<T, D>();
-  const cudaError_t status =
-      cudaFuncSetAttribute(backward_wmma_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+  const cudaError_t status = allow_shared_bytes(backward_wmma_kernel<T, D>, bytes);
   if (status != cudaSuccess) return status;
   const dim3 grid(static_cast<unsigned>((args.shape.kv_rows + kKeys - 1) / kKeys), static_cast<unsigned>(args.shape.heads));
   backward_wmma_kernel<T, D><<<grid, kWarps * 32, bytes, stream>>>(args, static_cast<const T*>(args.q), static_cast<const T*>(args.kv),
@@ -223,13 +223,9 @@ cudaError_t launch(const BackwardArgs& args, cudaStream_t stream) {
 }  // namespace
 
 bool launch_backward_block_tensor_cores(const BackwardArgs& args, cudaStream_t stream, cudaError_t& status) {
-  const BlockShape& s = args.shape;
-  if (simple_kernels_forced() || s.head_dim != s.head_dim_v || args.element == ElementType::fp32) return false;
-  if (s.head_dim != 64 && s.head_dim != 128) return false;
-  const bool bf16 = args.element == ElementType::bf16;
-  if (s.head_dim == 64) status = bf16 ? launch<__nv_bfloat16, 64>(args, stream) : launch<__half, 64>(args, stream);
-  else status = bf16 ? launch<__nv_bfloat16, 128>(args, stream) : launch<__half, 128>(args, stream);
-  return true;
+  return launch_on_tensor_cores(args.shape, args.element, status, [&](auto element, auto head_dim) {
+    return launch<decltype(element), decltype(head_dim)::value>(args, stream);
+  });
 }
 
 }  // namespace tessera::backend::cuda
