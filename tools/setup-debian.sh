@@ -4,7 +4,7 @@
 # machines). CUDA + NCCL are not in Debian's archive; the build detects them when present.
 set -euo pipefail
 packages=(g++ cmake ninja-build make pkg-config
-          nlohmann-json3-dev libcli11-dev catch2 libeigen3-dev libboost-graph-dev libyaml-cpp-dev
+          nlohmann-json3-dev libcli11-dev catch2 libeigen3-dev libboost-graph-dev libboost-context-dev libyaml-cpp-dev
           qt6-base-dev qt6-charts-dev libqt6svg6-dev libqt6opengl6-dev libgl-dev
           libopenmpi-dev openmpi-bin)
 missing=()

@@ -181,11 +181,14 @@ __global__ void convert_kernel(T* into, const float* from, int64_t count) {
   }
 }
 
+#ifndef TESSERA_CUDA_EMULATION  // the tests emulate the kernels on the CPU and launch them their own way
 unsigned warp_blocks(int64_t warps) { return static_cast<unsigned>((warps + kWarpsPerBlock - 1) / kWarpsPerBlock); }
 unsigned grid_for(int64_t count) { return static_cast<unsigned>(std::min<int64_t>((count + 255) / 256, 65535)); }
+#endif  // TESSERA_CUDA_EMULATION
 
 }  // namespace
 
+#ifndef TESSERA_CUDA_EMULATION  // the tests emulate the kernels on the CPU and launch them their own way
 cudaError_t launch_forward_block(const ForwardArgs& args, cudaStream_t stream) {
   if (args.shape.head_dim > kMaxHeadDim || args.shape.head_dim_v > kMaxHeadDim) return cudaErrorInvalidValue;
   const int64_t warps = static_cast<int64_t>(args.shape.q_rows) * args.shape.heads;
@@ -262,5 +265,6 @@ cudaError_t launch_convert(void* into, ElementType element, const float* from, i
   }
   return cudaGetLastError();
 }
+#endif  // TESSERA_CUDA_EMULATION
 
 }  // namespace tessera::backend::cuda

@@ -15,6 +15,7 @@
 #include "attention_kernels.hpp"
 #include "element.cuh"
 #include "mask.cuh"
+#include "shared_memory.cuh"
 #include "tensor_core_shapes.cuh"
 
 namespace tessera::backend::cuda {
@@ -40,7 +41,7 @@ constexpr size_t shared_bytes() {
 template <typename T, int D>
 __global__ void __launch_bounds__(kWarps * 32) forward_wmma_kernel(ForwardArgs args, const T* q, const T* kv) {
   using namespace nvcuda;
-  extern __shared__ __align__(128) unsigned char shared[];
+  unsigned char* shared = dynamic_shared_memory();
   __shared__ unsigned long long last_query, first_key;
   const BlockShape s = args.shape;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -182,6 +183,7 @@ __global__ void __launch_bounds__(kWarps * 32) forward_wmma_kernel(ForwardArgs a
   }
 }
 
+#ifndef TESSERA_CUDA_EMULATION  // the tests emulate the kernels on the CPU and launch them their own way
 template <typename T, int D>
 cudaError_t launch(const ForwardArgs& args, cudaStream_t stream) {
   constexpr size_t bytes = shared_bytes<T, D>();
@@ -191,9 +193,11 @@ cudaError_t launch(const ForwardArgs& args, cudaStream_t stream) {
   forward_wmma_kernel<T, D><<<grid, kWarps * 32, bytes, stream>>>(args, static_cast<const T*>(args.q), static_cast<const T*>(args.kv));
   return cudaGetLastError();
 }
+#endif  // TESSERA_CUDA_EMULATION
 
 }  // namespace
 
+#ifndef TESSERA_CUDA_EMULATION  // the tests emulate the kernels on the CPU and launch them their own way
 bool simple_kernels_forced() {
   // Read at every launch (cheap next to a kernel) so that tests can compare both kernels.
   const char* value = std::getenv("TESSERA_SIMPLE_KERNELS");
@@ -205,5 +209,6 @@ bool launch_forward_block_tensor_cores(const ForwardArgs& args, cudaStream_t str
     return launch<decltype(element), decltype(head_dim)::value>(args, stream);
   });
 }
+#endif  // TESSERA_CUDA_EMULATION
 
 }  // namespace tessera::backend::cuda

@@ -17,6 +17,7 @@
 #include "attention_kernels.hpp"
 #include "element.cuh"
 #include "mask.cuh"
+#include "shared_memory.cuh"
 #include "tensor_core_shapes.cuh"
 
 namespace tessera::backend::cuda {
@@ -43,7 +44,7 @@ template <typename T, int D>
 __global__ void __launch_bounds__(kWarps * 32) backward_wmma_kernel(BackwardArgs args, const T* q, const T* kv, const T* d_out) {
   using namespace nvcuda;
   using Accumulator = wmma::fragment<wmma::accumulator, 16, 16, 16, float>;
-  extern __shared__ __align__(128) unsigned char shared[];
+  unsigned char* shared = dynamic_shared_memory();
   __shared__ float lse[kQueries], delta[kQueries];
   __shared__ long long query_token[kQueries], key_token[kKeys];
   __shared__ unsigned long long first_key, last_query;
@@ -209,6 +210,7 @@ __global__ void __launch_bounds__(kWarps * 32) backward_wmma_kernel(BackwardArgs
   }
 }
 
+#ifndef TESSERA_CUDA_EMULATION  // the tests emulate the kernels on the CPU and launch them their own way
 template <typename T, int D>
 cudaError_t launch(const BackwardArgs& args, cudaStream_t stream) {
   constexpr size_t bytes = shared_bytes<T, D>();
@@ -219,13 +221,16 @@ cudaError_t launch(const BackwardArgs& args, cudaStream_t stream) {
                                                                     static_cast<const T*>(args.d_out));
   return cudaGetLastError();
 }
+#endif  // TESSERA_CUDA_EMULATION
 
 }  // namespace
 
+#ifndef TESSERA_CUDA_EMULATION  // the tests emulate the kernels on the CPU and launch them their own way
 bool launch_backward_block_tensor_cores(const BackwardArgs& args, cudaStream_t stream, cudaError_t& status) {
   return launch_on_tensor_cores(args.shape, args.element, status, [&](auto element, auto head_dim) {
     return launch<decltype(element), decltype(head_dim)::value>(args, stream);
   });
 }
+#endif  // TESSERA_CUDA_EMULATION
 
 }  // namespace tessera::backend::cuda

@@ -43,6 +43,33 @@ struct Buffer {
 };
 
 // Everything one run holds on the devices. Destroyed (and freed) when the run ends, also on error.
+// Keeps an NCCL group balanced: an op that fails between its start and end still ends it, so
+// later NCCL calls (an abort, a destroy) do not run inside a dangling group.
+class GroupScope {
+ public:
+  GroupScope(DeviceTransport& transport, const std::string& what) : transport_(transport), what_(what) {
+    transport_.begin_group();
+  }
+  void close() {
+    open_ = false;
+    transport_.end_group(what_);
+  }
+  ~GroupScope() {
+    if (!open_) return;
+    try {
+      transport_.end_group(what_);
+    } catch (...) {  // the error that unwound us is the one to report
+    }
+  }
+  GroupScope(const GroupScope&) = delete;
+  GroupScope& operator=(const GroupScope&) = delete;
+
+ private:
+  DeviceTransport& transport_;
+  std::string what_;
+  bool open_ = true;
+};
+
 class Run {
  public:
   Run(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis, DeviceTransport& transport,
@@ -127,8 +154,11 @@ class Run {
   }
 
   // --- buffers -----------------------------------------------------------------------------
+  // Buffers are found by (rank, item): kind in 8 bits, head group 16, rank 20, chunk 20 (the
+  // constructor refuses schedules beyond these).
   static uint64_t key(int32_t rank, const DataItem& item) {
-    return (static_cast<uint64_t>(rank) << 44) ^ item.key();
+    return (static_cast<uint64_t>(item.kind) << 56) | (static_cast<uint64_t>(item.head_group) << 40) |
+           (static_cast<uint64_t>(rank) << 20) | static_cast<uint64_t>(item.chunk);
   }
   Buffer allocate(int32_t rank, int64_t bytes, cudaStream_t stream, const std::string& what) {
     select(rank);
@@ -412,7 +442,7 @@ class Run {
     std::vector<std::pair<uint32_t, Buffer>> moved;  // accumulators leaving their sender
     if (ops.empty())
       for (const Pair& pair : pairs) ops.insert(ops.end(), {pair.send_op, pair.recv_op});
-    transport_.begin_group();
+    GroupScope group(transport_, what);
     for (const Pair& pair : pairs) {
       const Op& send = schedule_.ops[pair.send_op];
       const Op& recv = schedule_.ops[pair.recv_op];
@@ -444,7 +474,7 @@ class Run {
         }
       }
     }
-    transport_.end_group(what);
+    group.close();
     for (Arrival& arrival : arrivals) {
       select(arrival.rank);
       fold(inbox_, arrival.where, arrival.item, arrival.buffer, arrival.stream, what);
@@ -483,7 +513,7 @@ class Run {
       Buffer buffer;
     };
     std::vector<Arrival> arrivals;
-    transport_.begin_group();
+    GroupScope group(transport_, what);
     for (const Half& half : halves)
       for (const DataItem& item : half.items) {
         if (item.kind == DataKind::LSE) continue;
@@ -514,7 +544,7 @@ class Run {
             scratch_.push_back(target.data);
         }
       }
-    transport_.end_group(what);
+    group.close();
     for (Arrival& arrival : arrivals) fold(inbox_, key(op.gpu, arrival.item), arrival.item, arrival.buffer, stream, what);
     for (Buffer& buffer : moved) check_cuda(cudaFreeAsync(buffer.data, stream), what);
     check_cuda(cudaEventRecord(end_[index], stream), what);
@@ -642,8 +672,12 @@ class Run {
         }
       }
     }
-    for (auto* values : {&t.out, &t.lse, &t.d_q, &t.d_k, &t.d_v})
-      if (!values->empty()) transport_.combine(*values);
+    // Only what this run produced is summed over processes (a backward run's O and LSE are the
+    // caller's inputs, the same in every process).
+    if (problem_.has_forward())
+      for (auto* values : {&t.out, &t.lse}) transport_.combine(*values);
+    if (problem_.has_backward())
+      for (auto* values : {&t.d_q, &t.d_k, &t.d_v}) transport_.combine(*values);
   }
 
   const Schedule& schedule_;
@@ -664,6 +698,24 @@ class Run {
   std::vector<size_t> collective_arrivals_ = std::vector<size_t>(schedule_.collectives.size(), 0);
 };
 
+// Restores the calling thread's current GPU when a run ends, however it ends.
+class CurrentDeviceScope {
+ public:
+  CurrentDeviceScope() { cudaGetDevice(&device_); }
+  ~CurrentDeviceScope() { cudaSetDevice(device_); }
+  CurrentDeviceScope(const CurrentDeviceScope&) = delete;
+  CurrentDeviceScope& operator=(const CurrentDeviceScope&) = delete;
+
+ private:
+  int device_ = 0;
+};
+
+int32_t first_driven_rank(const Schedule& schedule, const DeviceTransport& transport) {
+  for (int32_t rank = 0; rank < schedule.gpus; ++rank)
+    if (transport.drives(rank)) return rank;
+  return 0;
+}
+
 class CudaExecutor final : public ScheduleExecutor {
  public:
   CudaExecutor(const ExecutorOptions& options, int devices) : options_(options), devices_(devices) {}
@@ -677,20 +729,32 @@ class CudaExecutor final : public ScheduleExecutor {
     if (options_.transport == Transport::nccl && schedule.gpus > devices_)
       throw BackendUnavailable("the nccl transport runs one rank per GPU: the schedule has " + std::to_string(schedule.gpus) +
                                " ranks but " + std::to_string(devices_) + " GPUs are visible (use --transport local)");
+    if (schedule.gpus >= (1 << 20) || schedule.chunks() >= (1 << 20) || schedule.head_groups >= (1 << 16))
+      throw UserError("the CUDA executor runs at most 2^20 ranks and chunks and 2^16 head groups");
     std::unique_ptr<DeviceTransport> transport;
     switch (options_.transport) {
       case Transport::local: transport = make_local_transport(); break;
       case Transport::nccl: transport = make_nccl_transport(schedule.gpus); break;
       case Transport::mpi: transport = make_mpi_transport(schedule.gpus); break;
     }
+    // The GPU current now (the process's own under MPI) is current again afterwards, so the
+    // next run, e.g. a local one, starts from it and not from whichever GPU this run used last.
+    const CurrentDeviceScope keep_device;
     try {
       check_memory(schedule, grid, *transport);
       cudaDeviceProp properties{};
-      check_cuda(cudaGetDeviceProperties(&properties, 0), "reading the GPU's properties");
+      check_cuda(cudaGetDeviceProperties(&properties, transport->device_of(first_driven_rank(schedule, *transport))),
+                 "reading the GPU's properties");
       record.device = std::string(properties.name) + " x" +
                       std::to_string(options_.transport == Transport::local ? 1 : schedule.gpus) + ", " + transport->name();
       Run run(schedule, grid, analysis, *transport, options_);
-      run.execute(tensors, record);
+      try {
+        run.execute(tensors, record);
+      } catch (const std::exception& error) {
+        // Before ~Run waits for this process's GPUs: under MPI the peers are stopped at once.
+        transport->fail_everywhere(error.what());
+        throw;
+      }
     } catch (const std::exception& error) {
       transport->fail_everywhere(error.what());  // returns only where the caller may report it
       throw;

@@ -2,6 +2,8 @@
 
 #include <nccl.h>
 
+#include <algorithm>
+
 #include "cuda_check.hpp"
 #include "tessera/backend/executor.hpp"
 
@@ -25,10 +27,15 @@ namespace {
 
 class LocalTransport final : public DeviceTransport {
  public:
-  LocalTransport() { check_cuda(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming), "creating a transport event"); }
+  // Every virtual rank lives on the GPU current at creation (GPU 0 unless the process chose
+  // another, as an MPI process does); the event must belong to that GPU.
+  LocalTransport() {
+    check_cuda(cudaGetDevice(&device_), "reading the current GPU");
+    check_cuda(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming), "creating a transport event");
+  }
   ~LocalTransport() override { cudaEventDestroy(ready_); }
-  std::string name() const override { return "local (virtual ranks on one GPU, device copies)"; }
-  int device_of(int32_t) const override { return 0; }
+  std::string name() const override { return "local (virtual ranks on GPU " + std::to_string(device_) + ", device copies)"; }
+  int device_of(int32_t) const override { return device_; }
   void begin_group() override {}
   void copy(const Endpoint& from, const Endpoint& to, size_t bytes, const std::string& what) override {
     // The receiver's stream may only read once the sender's stream has produced the data.
@@ -41,6 +48,7 @@ class LocalTransport final : public DeviceTransport {
   void end_group(const std::string&) override {}
 
  private:
+  int device_ = 0;
   cudaEvent_t ready_ = nullptr;
 };
 
@@ -100,14 +108,31 @@ class MpiNcclTransport final : public DeviceTransport {
     if (size != ranks)
       throw BackendUnavailable("the mpi transport runs one process per rank: the schedule has " + std::to_string(ranks) +
                                " ranks but mpirun started " + std::to_string(size) + " processes");
-    const int devices = cuda_device_count();
-    if (devices == 0) throw BackendUnavailable("MPI process " + std::to_string(rank_) + " sees no CUDA GPU");
-    device_ = rank_ % devices;
-    check_cuda(cudaSetDevice(device_), "selecting this process's GPU");
-    ncclUniqueId id{};
-    if (rank_ == 0) check_nccl(ncclGetUniqueId(&id), "creating the NCCL id");
-    check_mpi(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD), "broadcasting the NCCL id");
-    check_nccl(ncclCommInitRank(&comm_, ranks, id, rank_), "creating the NCCL communicator");
+    try {
+      // Processes on one machine take its GPUs in turn: the rank among them picks the GPU.
+      MPI_Comm node = MPI_COMM_NULL;
+      check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
+                "grouping the processes by machine");
+      int node_rank = 0, node_size = 1;
+      MPI_Comm_rank(node, &node_rank);
+      MPI_Comm_size(node, &node_size);
+      MPI_Comm_free(&node);
+      const int devices = cuda_device_count();
+      if (devices == 0) throw BackendUnavailable("MPI process " + std::to_string(rank_) + " sees no CUDA GPU");
+      if (node_size > devices)
+        throw BackendUnavailable(std::to_string(node_size) + " MPI processes share a machine with " + std::to_string(devices) +
+                                 " GPU(s); NCCL needs one GPU per process");
+      device_ = node_rank;
+      check_cuda(cudaSetDevice(device_), "selecting this process's GPU");
+      ncclUniqueId id{};
+      if (rank_ == 0) check_nccl(ncclGetUniqueId(&id), "creating the NCCL id");
+      check_mpi(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD), "broadcasting the NCCL id");
+      check_nccl(ncclCommInitRank(&comm_, ranks, id, rank_), "creating the NCCL communicator");
+    } catch (const std::exception& error) {
+      // The other processes may already wait in MPI or NCCL for this one: stop them all.
+      fail_everywhere(error.what());
+      throw;
+    }
   }
   ~MpiNcclTransport() override {
     if (comm_) ncclCommDestroy(comm_);
@@ -144,8 +169,14 @@ class MpiNcclTransport final : public DeviceTransport {
   void barrier() override { check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
   void combine(std::vector<double>& values) override {
     std::vector<double> sum(values.size(), 0);
-    check_mpi(MPI_Reduce(values.data(), sum.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD),
-              "gathering results on rank 0");
+    // MPI counts are ints: large tensors go in slices.
+    constexpr size_t kSlice = size_t{1} << 30;
+    for (size_t first = 0; first < values.size(); first += kSlice) {
+      const size_t count = std::min(kSlice, values.size() - first);
+      check_mpi(MPI_Reduce(values.data() + first, sum.data() + first, static_cast<int>(count), MPI_DOUBLE, MPI_SUM, 0,
+                           MPI_COMM_WORLD),
+                "gathering results on rank 0");
+    }
     if (rank_ == 0) values = std::move(sum);
   }
   bool reporting() const override { return rank_ == 0; }

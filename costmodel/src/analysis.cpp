@@ -238,6 +238,9 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
       for (const auto& access : analysis.accesses_of(index)) {
         if (access.access == Access::write) writers.set(writers.slot(access.item, false), op.stream, index);
         if (access.access == Access::inbox_write) writers.set(writers.slot(access.item, true), op.stream, index);
+        // A merge empties the inbox it reads, so a later receive into it must wait for the merge
+        // (on a GPU the receive would otherwise fold into a buffer still being read, then freed).
+        if (access.access == Access::inbox_read) writers.set(writers.slot(access.item, true), op.stream, index);
       }
       last_on_stream[static_cast<size_t>(op.stream)] = index;
       std::sort(found.begin(), found.end());

@@ -376,3 +376,35 @@ TEST_CASE("collectives must be joined once by every member", "[checker]") {
     CHECK_THAT(violation_of(schedule), Catch::Contains("data not present") && Catch::Contains("reads KV[0]"));
   }
 }
+
+// A merge empties the inbox it reads, so a receive of the same partial after it in program order
+// must wait for it, even on another stream. GPU 0 receives partials of O[0] from GPUs 1 and 2 on
+// streams a and b, merging each on stream m: the second receive depends on the first merge.
+TEST_CASE("a receive waits for the earlier merge of the same inbox", "[checker]") {
+  const Problem problem = problem_of(MaskKind::full, Pass::forward, 12);
+  ScheduleBuilder builder("hand", "", problem, Layout::contiguous, 3);
+  const int32_t net = builder.stream("net"), a = builder.stream("a"), b = builder.stream("b"), m = builder.stream("m");
+  const DataItem q0{DataKind::Q, 0, 0};
+  const DataItem partial[] = {DataItem{DataKind::O, 0, 0}, DataItem{DataKind::LSE, 0, 0}};
+  builder.compute(0, Pass::forward, BlockRef{0, 0, 0});
+  for (int32_t gpu : {1, 2}) {
+    builder.send(0, net, gpu, {q0});
+    builder.recv(gpu, net, 0, {q0});
+    builder.compute(gpu, Pass::forward, BlockRef{0, 0, gpu});
+    builder.send(gpu, net, 0, partial);
+  }
+  builder.recv(0, a, 1, partial);
+  const auto first_merge = static_cast<uint32_t>(builder.peek().ops.size());
+  builder.merge(0, m, partial);
+  const auto second_recv = static_cast<uint32_t>(builder.peek().ops.size());
+  builder.recv(0, b, 2, partial);
+  builder.merge(0, m, partial);
+  const Schedule schedule = builder.finish();
+  BlockGrid grid(schedule.problem, schedule.layout, schedule.gpus);
+  const CheckResult result = check_schedule(schedule, grid);
+  // Rows 1 and 2 are never computed, which the checker reports; the dependencies come first.
+  CHECK_THAT(result.violation, Catch::Contains("is never computed"));
+  REQUIRE(result.analysis.dep_offsets.size() == schedule.ops.size() + 1);
+  const auto deps = result.analysis.deps_of(second_recv);
+  CHECK(std::find(deps.begin(), deps.end(), first_merge) != deps.end());
+}

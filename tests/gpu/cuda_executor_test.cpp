@@ -50,6 +50,14 @@ Errors run(ScheduleExecutor& executor, const std::string& algorithm, const Probl
   return errors;
 }
 
+// Forces the simple kernels while alive, and only then, even when a REQUIRE throws.
+struct SimpleKernelsForced {
+  SimpleKernelsForced() { setenv("TESSERA_SIMPLE_KERNELS", "1", 1); }
+  ~SimpleKernelsForced() { unsetenv("TESSERA_SIMPLE_KERNELS"); }
+  SimpleKernelsForced(const SimpleKernelsForced&) = delete;
+  SimpleKernelsForced& operator=(const SimpleKernelsForced&) = delete;
+};
+
 Problem problem_of(MaskKind mask, int64_t seq_len, DType dtype) {
   Problem problem;
   problem.seq_len = seq_len;
@@ -70,7 +78,7 @@ Problem problem_of(MaskKind mask, int64_t seq_len, DType dtype) {
 TEST_CASE("GPU kernels match the fp64 reference as closely as the CPU executor does", "[gpu]") {
   // The simple kernels compute in fp32 like the CPU executor; the tensor-core forward rounds P
   // to 16 bits and is checked against the reference in its own test below.
-  setenv("TESSERA_SIMPLE_KERNELS", "1", 1);
+  const SimpleKernelsForced simple_kernels;
   auto gpu = make_executor("cuda", {});
   auto cpu = make_executor("cpu", {});
   for (DType dtype : {DType::fp32, DType::bf16, DType::fp16})
@@ -87,7 +95,6 @@ TEST_CASE("GPU kernels match the fp64 reference as closely as the CPU executor d
       CHECK(on_gpu.worst_ratio(on_cpu) <= 4);
       CHECK(on_gpu.out < 1e-3);
     }
-  unsetenv("TESSERA_SIMPLE_KERNELS");
 }
 
 TEST_CASE("virtual ranks on one GPU: ring and mesh for P = 4 ... 16", "[gpu]") {
@@ -146,9 +153,10 @@ TEST_CASE("tensor-core and simple forward kernels agree with the reference", "[g
       AttentionTensors inputs = random_inputs(problem, 6);
       AttentionTensors reference = inputs;
       dense_attention(problem, reference, false);
-      setenv("TESSERA_SIMPLE_KERNELS", "1", 1);
-      const Errors simple = run(*gpu, "ring", problem, 1, Layout::contiguous, inputs, reference);
-      unsetenv("TESSERA_SIMPLE_KERNELS");
+      const Errors simple = [&] {
+        const SimpleKernelsForced simple_kernels;
+        return run(*gpu, "ring", problem, 1, Layout::contiguous, inputs, reference);
+      }();
       const Errors tensor_cores = run(*gpu, "ring", problem, 1, Layout::contiguous, inputs, reference);
       const Errors distributed = run(*gpu, "mesh", problem, 8, Layout::zigzag, inputs, reference);
       INFO("d=" << head_dim << " " << to_string(mask));
@@ -174,9 +182,10 @@ TEST_CASE("tensor-core and simple backward kernels agree with the reference", "[
       AttentionTensors inputs = random_inputs(problem, 7);
       AttentionTensors reference = inputs;
       dense_attention(problem, reference, true);
-      setenv("TESSERA_SIMPLE_KERNELS", "1", 1);
-      const Errors simple = run(*gpu, "ring", problem, 1, Layout::contiguous, inputs, reference);
-      unsetenv("TESSERA_SIMPLE_KERNELS");
+      const Errors simple = [&] {
+        const SimpleKernelsForced simple_kernels;
+        return run(*gpu, "ring", problem, 1, Layout::contiguous, inputs, reference);
+      }();
       const Errors tensor_cores = run(*gpu, "ring", problem, 1, Layout::contiguous, inputs, reference);
       const Errors distributed = run(*gpu, "mesh", problem, 8, Layout::zigzag, inputs, reference);
       INFO("d=" << head_dim << " " << to_string(mask));

@@ -1,0 +1,3 @@
+#pragma once
+#include <limits>
+#define CUDART_INF_F (std::numeric_limits<float>::infinity())

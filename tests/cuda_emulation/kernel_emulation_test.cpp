@@ -1,0 +1,315 @@
+// The CUDA block kernels' own source, run on the CPU by the emulator, against attention computed
+// here in fp64. One query chunk meets four key blocks (before, across, touching and after its diagonal),
+// so the kernels' LSE merges, gradient sums, tile skipping and every mask are exercised, with
+// GQA (three query heads per KV head, a head group that is not aligned with them) and row counts
+// that are not multiples of the 64-row tiles.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cuda_bf16.h"
+#include "cuda_fp16.h"
+#include "emulated_kernels.hpp"
+
+using namespace tessera::backend::cuda;
+
+namespace {
+
+// The head group holds query heads 2-5 of a problem with 3 query heads per KV head, so its
+// heads use KV heads 0, 1, 1, 1: a group not aligned with the KV heads (as Ulysses makes them).
+constexpr int kHeads = 4, kKvHeads = 2, kHeadsPerKv = 3;
+constexpr int kFirstHead = 2, kFirstKvHead = 0;
+constexpr int kQueryRows = 70;
+constexpr int64_t kFirstQueryToken = 100;
+// Key blocks (first token, rows): all before the queries (100-169); across them; starting at
+// the last query (so a tile whose first key equals the last query must not be skipped); all after.
+const std::vector<std::pair<int64_t, int>> kKeyBlocks = {{0, 90}, {90, 79}, {169, 71}, {240, 60}};
+constexpr int64_t kTokens = 300;
+
+float widen(float value) { return value; }
+float widen(__nv_bfloat16 value) { return __bfloat162float(value); }
+float widen(__half value) { return __half2float(value); }
+template <typename T>
+T narrow(float value) {
+  if constexpr (std::is_same_v<T, float>) return value;
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(value);
+  else return __float2half_rn(value);
+}
+
+struct MaskCase {
+  std::string name;
+  int kind;
+  int64_t window = 0;
+};
+
+bool allows(const MaskCase& mask, const std::vector<int32_t>& document, int64_t query, int64_t key) {
+  switch (mask.kind) {
+    case 0: return true;
+    case 1: return key <= query;
+    case 2: return key <= query && query - key < mask.window;
+    default: return key <= query && document[static_cast<size_t>(key)] == document[static_cast<size_t>(query)];
+  }
+}
+
+// Inputs in the element type T, laid out as the executor lays out one chunk's buffers.
+template <typename T>
+struct Inputs {
+  int d = 0;
+  std::vector<T> q, d_out;            // [rows][kHeads][d]
+  std::vector<std::vector<T>> kv;     // per key block: K [rows][kKvHeads][d] then V
+  std::vector<int64_t> q_tokens;
+  std::vector<std::vector<int64_t>> kv_tokens;
+};
+
+template <typename T>
+Inputs<T> make_inputs(int d, unsigned seed) {
+  std::mt19937 random(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  Inputs<T> in;
+  in.d = d;
+  auto fill = [&](std::vector<T>& values, size_t count) {
+    values.resize(count);
+    for (T& value : values) value = narrow<T>(normal(random));
+  };
+  fill(in.q, static_cast<size_t>(kQueryRows * kHeads * d));
+  fill(in.d_out, static_cast<size_t>(kQueryRows * kHeads * d));
+  for (int r = 0; r < kQueryRows; ++r) in.q_tokens.push_back(kFirstQueryToken + r);
+  for (auto [first, rows] : kKeyBlocks) {
+    in.kv.emplace_back();
+    fill(in.kv.back(), static_cast<size_t>(2 * rows * kKvHeads * d));
+    in.kv_tokens.emplace_back();
+    for (int r = 0; r < rows; ++r) in.kv_tokens.back().push_back(first + r);
+  }
+  return in;
+}
+
+struct Reference {
+  std::vector<double> out, lse, delta, d_q;     // [rows][kHeads](...)
+  std::vector<std::vector<double>> d_k, d_v;   // per key block [rows][kKvHeads][d]
+};
+
+template <typename T>
+Reference reference(const Inputs<T>& in, const MaskCase& mask, const std::vector<int32_t>& document) {
+  const int d = in.d;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  Reference ref;
+  ref.out.assign(static_cast<size_t>(kQueryRows * kHeads * d), 0);
+  ref.lse.assign(static_cast<size_t>(kQueryRows * kHeads), 0);
+  ref.delta = ref.lse;
+  ref.d_q = ref.out;
+  for (size_t b = 0; b < kKeyBlocks.size(); ++b) {
+    ref.d_k.emplace_back(static_cast<size_t>(kKeyBlocks[b].second * kKvHeads * d), 0.0);
+    ref.d_v.push_back(ref.d_k.back());
+  }
+  auto key_at = [&](size_t b, int row, int g, int e) {
+    return static_cast<double>(widen(in.kv[b][static_cast<size_t>((row * kKvHeads + g) * d + e)]));
+  };
+  auto value_at = [&](size_t b, int row, int g, int e) {
+    const int rows = kKeyBlocks[b].second;
+    return static_cast<double>(widen(in.kv[b][static_cast<size_t>(rows * kKvHeads * d + (row * kKvHeads + g) * d + e)]));
+  };
+  for (int r = 0; r < kQueryRows; ++r)
+    for (int h = 0; h < kHeads; ++h) {
+      const int g = (kFirstHead + h) / kHeadsPerKv - kFirstKvHead;
+      const size_t rh = static_cast<size_t>(r * kHeads + h);
+      auto q_at = [&](int e) { return static_cast<double>(widen(in.q[rh * static_cast<size_t>(d) + static_cast<size_t>(e)])); };
+      auto g_at = [&](int e) { return static_cast<double>(widen(in.d_out[rh * static_cast<size_t>(d) + static_cast<size_t>(e)])); };
+      struct Pair { size_t block; int row; double score; };
+      std::vector<Pair> pairs;
+      double most = -std::numeric_limits<double>::infinity();
+      for (size_t b = 0; b < kKeyBlocks.size(); ++b)
+        for (int k = 0; k < kKeyBlocks[b].second; ++k) {
+          if (!allows(mask, document, in.q_tokens[static_cast<size_t>(r)], in.kv_tokens[b][static_cast<size_t>(k)])) continue;
+          double dot = 0;
+          for (int e = 0; e < d; ++e) dot += q_at(e) * key_at(b, k, g, e);
+          pairs.push_back({b, k, dot * scale});
+          most = std::max(most, dot * scale);
+        }
+      double sum = 0;
+      for (const Pair& pair : pairs) sum += std::exp(pair.score - most);
+      const double lse = most + std::log(sum);
+      ref.lse[rh] = lse;
+      for (const Pair& pair : pairs)
+        for (int e = 0; e < d; ++e) ref.out[rh * static_cast<size_t>(d) + static_cast<size_t>(e)] += std::exp(pair.score - lse) * value_at(pair.block, pair.row, g, e);
+      double delta = 0;
+      for (int e = 0; e < d; ++e) delta += g_at(e) * ref.out[rh * static_cast<size_t>(d) + static_cast<size_t>(e)];
+      ref.delta[rh] = delta;
+      for (const Pair& pair : pairs) {
+        const double p = std::exp(pair.score - lse);
+        double dp = 0;
+        for (int e = 0; e < d; ++e) dp += g_at(e) * value_at(pair.block, pair.row, g, e);
+        const double ds = p * (dp - delta) * scale;
+        for (int e = 0; e < d; ++e) {
+          const size_t kv_at = static_cast<size_t>((pair.row * kKvHeads + g) * d + e);
+          ref.d_q[rh * static_cast<size_t>(d) + static_cast<size_t>(e)] += ds * key_at(pair.block, pair.row, g, e);
+          ref.d_k[pair.block][kv_at] += ds * q_at(e);
+          ref.d_v[pair.block][kv_at] += p * g_at(e);
+        }
+      }
+    }
+  return ref;
+}
+
+double relative_error(const std::vector<float>& got, const std::vector<double>& want, size_t count) {
+  double worst = 0, largest = 0;
+  for (size_t i = 0; i < count; ++i) {
+    worst = std::max(worst, std::abs(static_cast<double>(got[i]) - want[i]));
+    largest = std::max(largest, std::abs(want[i]));
+  }
+  return worst / std::max(largest, 1e-30);
+}
+
+struct Kernels {
+  void (*forward)(const ForwardArgs&);
+  void (*backward)(const BackwardArgs&);
+};
+
+struct Errors {
+  double out = 0, lse = 0, d_q = 0, d_k = 0, d_v = 0;
+};
+
+template <typename T>
+Errors run_kernels(const Kernels& kernels, ElementType element, int d, const MaskCase& mask) {
+  const Inputs<T> in = make_inputs<T>(d, 11);
+  std::vector<int32_t> document(static_cast<size_t>(kTokens));
+  for (int64_t token = 0; token < kTokens; ++token) document[static_cast<size_t>(token)] = token < 50 ? 0 : token < 130 ? 1 : 2;
+  const Reference ref = reference(in, mask, document);
+
+  BlockShape shape;
+  shape.q_rows = kQueryRows;
+  shape.heads = kHeads;
+  shape.kv_heads = kKvHeads;
+  shape.head_dim = shape.head_dim_v = d;
+  shape.first_head = kFirstHead;
+  shape.first_kv_head = kFirstKvHead;
+  shape.heads_per_kv = kHeadsPerKv;
+  shape.scale = 1.0f / std::sqrt(static_cast<float>(d));
+  MaskArgs mask_args;
+  mask_args.kind = mask.kind;
+  mask_args.window_tokens = mask.window;
+  mask_args.document_of_token = document.data();
+
+  // Forward: O accumulator (O then LSE) starts at O = 0, LSE = -inf; every key block merges in.
+  const size_t row_heads = static_cast<size_t>(kQueryRows * kHeads);
+  std::vector<float> out(row_heads * static_cast<size_t>(d), 0.0f);
+  out.resize(out.size() + row_heads, -std::numeric_limits<float>::infinity());
+  for (size_t b = 0; b < kKeyBlocks.size(); ++b) {
+    ForwardArgs args;
+    args.shape = shape;
+    args.shape.kv_rows = kKeyBlocks[b].second;
+    args.mask = mask_args;
+    args.element = element;
+    args.q = in.q.data();
+    args.kv = in.kv[b].data();
+    args.q_tokens = in.q_tokens.data();
+    args.kv_tokens = in.kv_tokens[b].data();
+    args.out = out.data();
+    kernels.forward(args);
+  }
+  Errors errors;
+  errors.out = relative_error(out, ref.out, ref.out.size());
+  const std::vector<float> lse(out.begin() + static_cast<std::ptrdiff_t>(ref.out.size()), out.end());
+  errors.lse = relative_error(lse, ref.lse, row_heads);
+
+  // Backward from the fp64 LSE and delta (the stats the executor hands every block).
+  std::vector<float> stats(2 * row_heads);
+  for (size_t i = 0; i < row_heads; ++i) {
+    stats[i] = static_cast<float>(ref.lse[i]);
+    stats[row_heads + i] = static_cast<float>(ref.delta[i]);
+  }
+  std::vector<float> d_q(row_heads * static_cast<size_t>(d), 0.0f);
+  for (size_t b = 0; b < kKeyBlocks.size(); ++b) {
+    const size_t kv_values = static_cast<size_t>(kKeyBlocks[b].second * kKvHeads * d);
+    std::vector<float> d_kv(2 * kv_values, 0.0f);
+    BackwardArgs args;
+    args.shape = shape;
+    args.shape.kv_rows = kKeyBlocks[b].second;
+    args.mask = mask_args;
+    args.element = element;
+    args.q = in.q.data();
+    args.kv = in.kv[b].data();
+    args.d_out = in.d_out.data();
+    args.stats = stats.data();
+    args.q_tokens = in.q_tokens.data();
+    args.kv_tokens = in.kv_tokens[b].data();
+    args.d_q = d_q.data();
+    args.d_kv = d_kv.data();
+    kernels.backward(args);
+    const std::vector<float> d_v(d_kv.begin() + static_cast<std::ptrdiff_t>(kv_values), d_kv.end());
+    // A block the mask hides entirely (the last, under causal masks) must add exactly nothing.
+    const bool hidden = std::all_of(ref.d_k[b].begin(), ref.d_k[b].end(), [](double v) { return v == 0; });
+    if (hidden) {
+      CHECK(*std::max_element(d_kv.begin(), d_kv.end()) == 0.0f);
+      CHECK(*std::min_element(d_kv.begin(), d_kv.end()) == 0.0f);
+      continue;
+    }
+    errors.d_k = std::max(errors.d_k, relative_error(d_kv, ref.d_k[b], kv_values));
+    errors.d_v = std::max(errors.d_v, relative_error(d_v, ref.d_v[b], kv_values));
+  }
+  errors.d_q = relative_error(d_q, ref.d_q, ref.d_q.size());
+  return errors;
+}
+
+const std::vector<MaskCase> kMasks = {{"full", 0}, {"causal", 1}, {"sliding window", 2, 40}, {"documents", 3}};
+
+}  // namespace
+
+TEST_CASE("emulated simple kernels match fp64 attention (fp32 arithmetic)", "[cuda-emulation]") {
+  const Kernels simple{emulated::forward_simple, emulated::backward_simple};
+  // (Warp shuffles make these the slowest to emulate: every mask once, the other shapes causal.)
+  auto check = [](const Errors& e) {
+    CHECK(e.out < 1e-5);
+    CHECK(e.lse < 1e-5);
+    CHECK(e.d_q < 1e-4);
+    CHECK(e.d_k < 1e-4);
+    CHECK(e.d_v < 1e-4);
+  };
+  for (const MaskCase& mask : kMasks) {
+    INFO("fp32, d=64, " << mask.name);
+    check(run_kernels<float>(simple, ElementType::fp32, 64, mask));
+  }
+  {
+    INFO("fp32, d=40 (not a multiple of the warp), causal");
+    check(run_kernels<float>(simple, ElementType::fp32, 40, kMasks[1]));
+  }
+  {
+    INFO("bf16 inputs, d=64, causal");
+    check(run_kernels<__nv_bfloat16>(simple, ElementType::bf16, 64, kMasks[1]));
+  }
+}
+
+TEST_CASE("emulated tensor-core kernels match fp64 attention at 16-bit precision", "[cuda-emulation]") {
+  // P (and dS) are rounded to 16 bits before their products, so the error is at the element
+  // type's scale: bf16 keeps 8 significant bits (relative step 2^-8 = 0.4 %), fp16 11.
+  const Kernels tensor_cores{emulated::forward_tensor_cores, emulated::backward_tensor_cores};
+  for (const MaskCase& mask : kMasks) {
+    INFO("bf16, d=64, " << mask.name);
+    const Errors e = run_kernels<__nv_bfloat16>(tensor_cores, ElementType::bf16, 64, mask);
+    CHECK(e.out < 1.5e-2);
+    CHECK(e.lse < 1e-5);  // the row sums stay in fp32
+    CHECK(e.d_q < 2e-2);
+    CHECK(e.d_k < 2e-2);
+    CHECK(e.d_v < 1.5e-2);
+  }
+  {
+    INFO("bf16, d=128, causal");
+    const Errors e = run_kernels<__nv_bfloat16>(tensor_cores, ElementType::bf16, 128, kMasks[1]);
+    CHECK(e.out < 1.5e-2);
+    CHECK(e.d_q < 2e-2);
+    CHECK(e.d_k < 2e-2);
+    CHECK(e.d_v < 1.5e-2);
+  }
+  {
+    INFO("fp16, d=64, causal");
+    const Errors e = run_kernels<__half>(tensor_cores, ElementType::fp16, 64, kMasks[1]);
+    CHECK(e.out < 2e-3);
+    CHECK(e.d_q < 3e-3);
+    CHECK(e.d_k < 3e-3);
+    CHECK(e.d_v < 2e-3);
+  }
+}
