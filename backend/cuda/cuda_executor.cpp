@@ -15,6 +15,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/core/pair_count.hpp"
 #include "transport.hpp"
+#include "watchdog.hpp"
 
 namespace tessera::backend::cuda {
 
@@ -112,9 +113,23 @@ class Run {
       check_cuda(cudaEventRecord(origin, stream_for(device_origin_rank(device), -1)), "recording the start");
       origin_[device] = origin;
     }
-    for (uint32_t index : analysis_.order)
-      if (transport_.drives(schedule_.ops[index].gpu)) issue(index);
-    wait_with_watchdog();
+    {
+      Watchdog watchdog(transport_, options_.watchdog_s);
+      try {
+        for (uint32_t index : analysis_.order)
+          if (transport_.drives(schedule_.ops[index].gpu)) {
+            watchdog.progress(index);
+            issue(index);
+          }
+        wait_for_completion(watchdog);
+      } catch (const std::exception& error) {
+        if (!watchdog.fired()) throw;
+        // The watchdog aborted the communicators; the failure that followed is its doing.
+        throw CudaError("watchdog: no progress for " + std::to_string(static_cast<int>(watchdog.limit_s())) +
+                        " s; waiting for " + schedule_.describe(schedule_.ops[watchdog.op_waited_on()]) + " (then: " +
+                        error.what() + ")");
+      }
+    }
     record_times(record);
     download_outputs(tensors);
   }
@@ -564,30 +579,22 @@ class Run {
   }
 
   // --- completion ------------------------------------------------------------------------------
-  void wait_with_watchdog() {
-    using Clock = std::chrono::steady_clock;
-    auto last_progress = Clock::now();
-    size_t next = 0;
-    while (next < analysis_.order.size()) {
-      const uint32_t index = analysis_.order[next];
-      if (!transport_.drives(schedule_.ops[index].gpu)) {
-        ++next;
-        continue;
+  // Waits for every op this process issued, in execution order, telling the watchdog which op
+  // is awaited and polling for CUDA and background NCCL errors.
+  void wait_for_completion(Watchdog& watchdog) {
+    for (uint32_t index : analysis_.order) {
+      if (!transport_.drives(schedule_.ops[index].gpu)) continue;
+      watchdog.progress(index);  // a new op awaited: the clock starts again
+      if (cudaEventQuery(end_[index]) == cudaSuccess) continue;
+      const std::string what = schedule_.describe(schedule_.ops[index]);
+      for (;;) {
+        const cudaError_t status = cudaEventQuery(end_[index]);
+        if (status == cudaSuccess) break;
+        if (status != cudaErrorNotReady) check_cuda(status, what);
+        if (watchdog.fired()) throw CudaError("the watchdog aborted the run");  // the caller names the op
+        transport_.check_async_errors(what);
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
       }
-      const cudaError_t status = cudaEventQuery(end_[index]);
-      if (status == cudaSuccess) {
-        ++next;
-        last_progress = Clock::now();
-        continue;
-      }
-      if (status != cudaErrorNotReady) check_cuda(status, schedule_.describe(schedule_.ops[index]));
-      const double idle_s = std::chrono::duration<double>(Clock::now() - last_progress).count();
-      if (idle_s > options_.watchdog_s) {
-        transport_.abort();
-        throw CudaError("watchdog: no progress for " + std::to_string(static_cast<int>(idle_s)) + " s; waiting for " +
-                        schedule_.describe(schedule_.ops[index]));
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
     for (int device : devices_) {
       check_cuda(cudaSetDevice(device), "selecting GPU " + std::to_string(device));

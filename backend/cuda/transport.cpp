@@ -3,6 +3,7 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "cuda_check.hpp"
 #include "tessera/backend/executor.hpp"
@@ -24,6 +25,14 @@ void DeviceTransport::recv(const Endpoint&, int32_t, size_t, const std::string& 
 }
 
 namespace {
+
+// An error NCCL found in the background (a peer gone, a network failure) surfaces here rather
+// than as a hang.
+void check_nccl_async(ncclComm_t comm, const std::string& what) {
+  ncclResult_t state = ncclSuccess;
+  check_nccl(ncclCommGetAsyncError(comm, &state), what);
+  if (state != ncclSuccess && state != ncclInProgress) check_nccl(state, what);
+}
 
 class LocalTransport final : public DeviceTransport {
  public:
@@ -60,6 +69,7 @@ class NcclTransport final : public DeviceTransport {
     check_nccl(ncclCommInitAll(comms_.data(), ranks, devices.data()), "creating NCCL communicators");
   }
   ~NcclTransport() override {
+    if (aborted_) return;
     for (ncclComm_t comm : comms_)
       if (comm) ncclCommDestroy(comm);
   }
@@ -71,16 +81,20 @@ class NcclTransport final : public DeviceTransport {
     check_nccl(ncclRecv(to.data, bytes, ncclChar, from.rank, comms_[static_cast<size_t>(to.rank)], to.stream), what);
   }
   void end_group(const std::string& what) override { check_nccl(ncclGroupEnd(), what); }
+  // May come from the watchdog's thread while this one is blocked in NCCL: the handles stay
+  // (the blocked call still holds them) and the abort happens once.
   void abort() noexcept override {
-    for (ncclComm_t& comm : comms_)
-      if (comm) {
-        ncclCommAbort(comm);
-        comm = nullptr;
-      }
+    if (aborted_.exchange(true)) return;
+    for (ncclComm_t comm : comms_)
+      if (comm) ncclCommAbort(comm);
+  }
+  void check_async_errors(const std::string& what) override {
+    for (ncclComm_t comm : comms_) check_nccl_async(comm, what);
   }
 
  private:
   std::vector<ncclComm_t> comms_;
+  std::atomic<bool> aborted_{false};
 };
 
 #ifdef TESSERA_WITH_MPI
@@ -135,7 +149,7 @@ class MpiNcclTransport final : public DeviceTransport {
     }
   }
   ~MpiNcclTransport() override {
-    if (comm_) ncclCommDestroy(comm_);
+    if (comm_ && !aborted_) ncclCommDestroy(comm_);
   }
   std::string name() const override { return "mpi (one process per GPU, NCCL point-to-point)"; }
   int device_of(int32_t) const override { return device_; }
@@ -154,10 +168,10 @@ class MpiNcclTransport final : public DeviceTransport {
   }
   void end_group(const std::string& what) override { check_nccl(ncclGroupEnd(), what); }
   void abort() noexcept override {
-    if (comm_) {
-      ncclCommAbort(comm_);
-      comm_ = nullptr;
-    }
+    if (comm_ && !aborted_.exchange(true)) ncclCommAbort(comm_);
+  }
+  void check_async_errors(const std::string& what) override {
+    if (comm_ && !aborted_) check_nccl_async(comm_, what);
   }
   void fail_everywhere(const std::string& message) noexcept override {
     std::fprintf(stderr, "tessera (MPI process %d of %d): %s\nstopping every process of the job\n", rank_, size_,
@@ -186,6 +200,7 @@ class MpiNcclTransport final : public DeviceTransport {
   int size_ = 1;
   int device_ = 0;
   ncclComm_t comm_ = nullptr;
+  std::atomic<bool> aborted_{false};
 };
 #endif
 

@@ -33,8 +33,11 @@ class DeviceTransport {
   // `what` names the op for error messages.
   virtual void copy(const Endpoint& from, const Endpoint& to, size_t bytes, const std::string& what) = 0;
   virtual void end_group(const std::string& what) = 0;
-  // Aborts in-flight communication (the watchdog's last resort); never throws.
+  // Aborts in-flight communication (the watchdog's last resort, possibly from its own thread);
+  // never throws.
   virtual void abort() noexcept {}
+  // Throws, naming `what`, if communication failed in the background.
+  virtual void check_async_errors(const std::string&) {}
   // Called when this process's part of a run failed with `message`. Under MPI the other
   // processes would otherwise wait on their NCCL peers until their watchdogs fire, so the
   // message is printed here and the whole job is stopped; elsewhere the caller reports it.
