@@ -313,3 +313,42 @@ TEST_CASE("emulated tensor-core kernels match fp64 attention at 16-bit precision
     CHECK(e.d_v < 2e-3);
   }
 }
+
+TEST_CASE("emulated merge kernel combines partial outputs by their LSE", "[cuda-emulation]") {
+  // Row-heads: both partials present; only `into` empty (LSE = -inf); only `from` empty; both
+  // empty. 300 of them so that the launch has two blocks, one partly idle.
+  constexpr int64_t kRowHeads = 300;
+  constexpr int32_t kDv = 3;
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> into(kRowHeads * (kDv + 1)), from(kRowHeads * (kDv + 1));
+  float* into_lse = into.data() + kRowHeads * kDv;
+  float* from_lse = from.data() + kRowHeads * kDv;
+  for (int64_t i = 0; i < kRowHeads; ++i) {
+    for (int32_t e = 0; e < kDv; ++e) {
+      into[static_cast<size_t>(i * kDv + e)] = static_cast<float>(i % 7) - 3.0f + 0.5f * static_cast<float>(e);
+      from[static_cast<size_t>(i * kDv + e)] = static_cast<float>(e) - 0.25f * static_cast<float>(i % 5);
+    }
+    into_lse[i] = i % 4 == 1 || i % 4 == 3 ? -inf : 0.1f * static_cast<float>(i % 11);
+    from_lse[i] = i % 4 == 2 || i % 4 == 3 ? -inf : -0.3f * static_cast<float>(i % 13);
+  }
+  const std::vector<float> before = into;
+  emulated::merge_outputs(into.data(), from.data(), kRowHeads, kDv);
+  double worst = 0;
+  for (int64_t i = 0; i < kRowHeads; ++i) {
+    const double a = before[static_cast<size_t>(kRowHeads * kDv + i)], b = from_lse[i];
+    // Softmax over the union of both key sets: weights e^a and e^b, LSE log(e^a + e^b).
+    const double merged = a == -inf ? b : b == -inf ? a : std::log(std::exp(a) + std::exp(b));
+    const double wa = a == -inf ? 0 : std::exp(a - merged), wb = b == -inf ? 0 : std::exp(b - merged);
+    if (a == -inf && b == -inf) {
+      CHECK(into_lse[i] == -inf);
+    } else {
+      worst = std::max(worst, std::abs(into_lse[i] - merged));
+    }
+    for (int32_t e = 0; e < kDv; ++e) {
+      const size_t at = static_cast<size_t>(i * kDv + e);
+      const double want = a == -inf && b == -inf ? before[at] : wa * before[at] + wb * from[at];
+      worst = std::max(worst, std::abs(into[at] - want));
+    }
+  }
+  CHECK(worst < 1e-5);
+}

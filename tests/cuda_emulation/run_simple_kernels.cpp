@@ -44,4 +44,10 @@ void backward_simple(const BackwardArgs& args) {
   });
 }
 
+void merge_outputs(float* into, const float* from, int64_t row_heads, int32_t head_dim_v) {
+  // As launch_merge_outputs: a thread per (row, head), 256 a block.
+  tessera_emulation::launch(dim3(static_cast<unsigned>((row_heads + 255) / 256)), dim3(256), 0,
+                            [&] { merge_outputs_kernel(into, from, row_heads, head_dim_v); });
+}
+
 }  // namespace tessera::backend::cuda::emulated
