@@ -9,6 +9,7 @@
 // of attention_wmma.cu (forward) and attention_wmma_backward.cu (backward) instead.
 #include "attention_kernels.hpp"
 #include "element.cuh"
+#include "kernel_launch.cuh"
 #include "mask.cuh"
 
 #include <algorithm>
@@ -181,14 +182,11 @@ __global__ void convert_kernel(T* into, const float* from, int64_t count) {
   }
 }
 
-#ifndef TESSERA_CUDA_EMULATION  // the tests emulate the kernels on the CPU and launch them their own way
 unsigned warp_blocks(int64_t warps) { return static_cast<unsigned>((warps + kWarpsPerBlock - 1) / kWarpsPerBlock); }
 unsigned grid_for(int64_t count) { return static_cast<unsigned>(std::min<int64_t>((count + 255) / 256, 65535)); }
-#endif  // TESSERA_CUDA_EMULATION
 
 }  // namespace
 
-#ifndef TESSERA_CUDA_EMULATION  // the tests emulate the kernels on the CPU and launch them their own way
 cudaError_t launch_forward_block(const ForwardArgs& args, cudaStream_t stream) {
   if (args.shape.head_dim > kMaxHeadDim || args.shape.head_dim_v > kMaxHeadDim) return cudaErrorInvalidValue;
   const int64_t warps = static_cast<int64_t>(args.shape.q_rows) * args.shape.heads;
@@ -196,19 +194,17 @@ cudaError_t launch_forward_block(const ForwardArgs& args, cudaStream_t stream) {
   cudaError_t status = cudaSuccess;
   if (launch_forward_block_tensor_cores(args, stream, status)) return status;
   const dim3 grid(warp_blocks(warps)), block(kWarp * kWarpsPerBlock);
+  auto launch = [&](auto element) {
+    using T = decltype(element);
+    return launch_kernel(forward_block_kernel<T>, grid, block, 0, stream, args, static_cast<const T*>(args.q),
+                         static_cast<const T*>(args.kv));
+  };
   switch (args.element) {
-    case ElementType::fp32:
-      forward_block_kernel<float><<<grid, block, 0, stream>>>(args, static_cast<const float*>(args.q), static_cast<const float*>(args.kv));
-      break;
-    case ElementType::bf16:
-      forward_block_kernel<__nv_bfloat16><<<grid, block, 0, stream>>>(
-          args, static_cast<const __nv_bfloat16*>(args.q), static_cast<const __nv_bfloat16*>(args.kv));
-      break;
-    case ElementType::fp16:
-      forward_block_kernel<__half><<<grid, block, 0, stream>>>(args, static_cast<const __half*>(args.q), static_cast<const __half*>(args.kv));
-      break;
+    case ElementType::fp32: return launch(float{});
+    case ElementType::bf16: return launch(__nv_bfloat16{});
+    case ElementType::fp16: return launch(__half{});
   }
-  return cudaGetLastError();
+  return cudaErrorInvalidValue;
 }
 
 cudaError_t launch_backward_block(const BackwardArgs& args, cudaStream_t stream) {
@@ -218,53 +214,47 @@ cudaError_t launch_backward_block(const BackwardArgs& args, cudaStream_t stream)
   cudaError_t status = cudaSuccess;
   if (launch_backward_block_tensor_cores(args, stream, status)) return status;
   const dim3 grid(warp_blocks(warps)), block(kWarp * kWarpsPerBlock);
+  auto launch = [&](auto element) {
+    using T = decltype(element);
+    return launch_kernel(backward_block_kernel<T>, grid, block, 0, stream, args, static_cast<const T*>(args.q),
+                         static_cast<const T*>(args.kv), static_cast<const T*>(args.d_out));
+  };
   switch (args.element) {
-    case ElementType::fp32:
-      backward_block_kernel<float><<<grid, block, 0, stream>>>(args, static_cast<const float*>(args.q), static_cast<const float*>(args.kv),
-                                                                static_cast<const float*>(args.d_out));
-      break;
-    case ElementType::bf16:
-      backward_block_kernel<__nv_bfloat16><<<grid, block, 0, stream>>>(
-          args, static_cast<const __nv_bfloat16*>(args.q), static_cast<const __nv_bfloat16*>(args.kv),
-          static_cast<const __nv_bfloat16*>(args.d_out));
-      break;
-    case ElementType::fp16:
-      backward_block_kernel<__half><<<grid, block, 0, stream>>>(args, static_cast<const __half*>(args.q), static_cast<const __half*>(args.kv),
-                                                                 static_cast<const __half*>(args.d_out));
-      break;
+    case ElementType::fp32: return launch(float{});
+    case ElementType::bf16: return launch(__nv_bfloat16{});
+    case ElementType::fp16: return launch(__half{});
   }
-  return cudaGetLastError();
+  return cudaErrorInvalidValue;
 }
 
 cudaError_t launch_merge_outputs(float* into, const float* from, int64_t row_heads, int32_t head_dim_v, cudaStream_t stream) {
   if (row_heads == 0) return cudaSuccess;
-  merge_outputs_kernel<<<static_cast<unsigned>((row_heads + 255) / 256), 256, 0, stream>>>(into, from, row_heads, head_dim_v);
-  return cudaGetLastError();
+  return launch_kernel(merge_outputs_kernel, dim3(static_cast<unsigned>((row_heads + 255) / 256)), dim3(256), 0, stream, into, from,
+                       row_heads, head_dim_v);
 }
 
 cudaError_t launch_add(float* into, const float* from, int64_t count, cudaStream_t stream) {
   if (count == 0) return cudaSuccess;
-  add_kernel<<<grid_for(count), 256, 0, stream>>>(into, from, count);
-  return cudaGetLastError();
+  return launch_kernel(add_kernel, dim3(grid_for(count)), dim3(256), 0, stream, into, from, count);
 }
 
 cudaError_t launch_fill(float* into, float value, int64_t count, cudaStream_t stream) {
   if (count == 0) return cudaSuccess;
-  fill_kernel<<<grid_for(count), 256, 0, stream>>>(into, value, count);
-  return cudaGetLastError();
+  return launch_kernel(fill_kernel, dim3(grid_for(count)), dim3(256), 0, stream, into, value, count);
 }
 
 cudaError_t launch_convert(void* into, ElementType element, const float* from, int64_t count, cudaStream_t stream) {
   if (count == 0) return cudaSuccess;
+  auto launch = [&](auto type) {
+    using T = decltype(type);
+    return launch_kernel(convert_kernel<T>, dim3(grid_for(count)), dim3(256), 0, stream, static_cast<T*>(into), from, count);
+  };
   switch (element) {
-    case ElementType::fp32: convert_kernel<float><<<grid_for(count), 256, 0, stream>>>(static_cast<float*>(into), from, count); break;
-    case ElementType::bf16:
-      convert_kernel<__nv_bfloat16><<<grid_for(count), 256, 0, stream>>>(static_cast<__nv_bfloat16*>(into), from, count);
-      break;
-    case ElementType::fp16: convert_kernel<__half><<<grid_for(count), 256, 0, stream>>>(static_cast<__half*>(into), from, count); break;
+    case ElementType::fp32: return launch(float{});
+    case ElementType::bf16: return launch(__nv_bfloat16{});
+    case ElementType::fp16: return launch(__half{});
   }
-  return cudaGetLastError();
+  return cudaErrorInvalidValue;
 }
-#endif  // TESSERA_CUDA_EMULATION
 
 }  // namespace tessera::backend::cuda

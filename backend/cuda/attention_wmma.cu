@@ -14,6 +14,7 @@
 
 #include "attention_kernels.hpp"
 #include "element.cuh"
+#include "kernel_launch.cuh"
 #include "mask.cuh"
 #include "shared_memory.cuh"
 #include "tensor_core_shapes.cuh"
@@ -183,21 +184,18 @@ __global__ void __launch_bounds__(kWarps * 32) forward_wmma_kernel(ForwardArgs a
   }
 }
 
-#ifndef TESSERA_CUDA_EMULATION  // the tests emulate the kernels on the CPU and launch them their own way
 template <typename T, int D>
 cudaError_t launch(const ForwardArgs& args, cudaStream_t stream) {
   constexpr size_t bytes = shared_bytes<T, D>();
   const cudaError_t status = allow_shared_bytes(forward_wmma_kernel<T, D>, bytes);
   if (status != cudaSuccess) return status;
   const dim3 grid(static_cast<unsigned>((args.shape.q_rows + kRows - 1) / kRows), static_cast<unsigned>(args.shape.heads));
-  forward_wmma_kernel<T, D><<<grid, kWarps * 32, bytes, stream>>>(args, static_cast<const T*>(args.q), static_cast<const T*>(args.kv));
-  return cudaGetLastError();
+  return launch_kernel(forward_wmma_kernel<T, D>, grid, dim3(kWarps * 32), bytes, stream, args, static_cast<const T*>(args.q),
+                       static_cast<const T*>(args.kv));
 }
-#endif  // TESSERA_CUDA_EMULATION
 
 }  // namespace
 
-#ifndef TESSERA_CUDA_EMULATION  // the tests emulate the kernels on the CPU and launch them their own way
 bool simple_kernels_forced() {
   // Read at every launch (cheap next to a kernel) so that tests can compare both kernels.
   const char* value = std::getenv("TESSERA_SIMPLE_KERNELS");
@@ -209,6 +207,5 @@ bool launch_forward_block_tensor_cores(const ForwardArgs& args, cudaStream_t str
     return launch<decltype(element), decltype(head_dim)::value>(args, stream);
   });
 }
-#endif  // TESSERA_CUDA_EMULATION
 
 }  // namespace tessera::backend::cuda

@@ -16,6 +16,7 @@
 
 #include "attention_kernels.hpp"
 #include "element.cuh"
+#include "kernel_launch.cuh"
 #include "mask.cuh"
 #include "shared_memory.cuh"
 #include "tensor_core_shapes.cuh"
@@ -210,27 +211,22 @@ __global__ void __launch_bounds__(kWarps * 32) backward_wmma_kernel(BackwardArgs
   }
 }
 
-#ifndef TESSERA_CUDA_EMULATION  // the tests emulate the kernels on the CPU and launch them their own way
 template <typename T, int D>
 cudaError_t launch(const BackwardArgs& args, cudaStream_t stream) {
   constexpr size_t bytes = shared_bytes<T, D>();
   const cudaError_t status = allow_shared_bytes(backward_wmma_kernel<T, D>, bytes);
   if (status != cudaSuccess) return status;
   const dim3 grid(static_cast<unsigned>((args.shape.kv_rows + kKeys - 1) / kKeys), static_cast<unsigned>(args.shape.heads));
-  backward_wmma_kernel<T, D><<<grid, kWarps * 32, bytes, stream>>>(args, static_cast<const T*>(args.q), static_cast<const T*>(args.kv),
-                                                                    static_cast<const T*>(args.d_out));
-  return cudaGetLastError();
+  return launch_kernel(backward_wmma_kernel<T, D>, grid, dim3(kWarps * 32), bytes, stream, args, static_cast<const T*>(args.q),
+                       static_cast<const T*>(args.kv), static_cast<const T*>(args.d_out));
 }
-#endif  // TESSERA_CUDA_EMULATION
 
 }  // namespace
 
-#ifndef TESSERA_CUDA_EMULATION  // the tests emulate the kernels on the CPU and launch them their own way
 bool launch_backward_block_tensor_cores(const BackwardArgs& args, cudaStream_t stream, cudaError_t& status) {
   return launch_on_tensor_cores(args.shape, args.element, status, [&](auto element, auto head_dim) {
     return launch<decltype(element), decltype(head_dim)::value>(args, stream);
   });
 }
-#endif  // TESSERA_CUDA_EMULATION
 
 }  // namespace tessera::backend::cuda

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -14,7 +15,7 @@
 
 #include "cuda_bf16.h"
 #include "cuda_fp16.h"
-#include "emulated_kernels.hpp"
+#include "attention_kernels.hpp"
 
 using namespace tessera::backend::cuda;
 
@@ -164,9 +165,17 @@ double relative_error(const std::vector<float>& got, const std::vector<double>& 
   return worst / std::max(largest, 1e-30);
 }
 
-struct Kernels {
-  void (*forward)(const ForwardArgs&);
-  void (*backward)(const BackwardArgs&);
+// Which kernels the launchers pick: the simple ones (forced the way the GPU tests force them)
+// or, for bf16/fp16 with d = 64 or 128, the tensor-core ones.
+enum class Kernels { simple, tensor_cores };
+
+struct KernelChoice {
+  explicit KernelChoice(Kernels kernels) {
+    if (kernels == Kernels::simple) setenv("TESSERA_SIMPLE_KERNELS", "1", 1);
+  }
+  ~KernelChoice() { unsetenv("TESSERA_SIMPLE_KERNELS"); }
+  KernelChoice(const KernelChoice&) = delete;
+  KernelChoice& operator=(const KernelChoice&) = delete;
 };
 
 struct Errors {
@@ -174,7 +183,8 @@ struct Errors {
 };
 
 template <typename T>
-Errors run_kernels(const Kernels& kernels, ElementType element, int d, const MaskCase& mask) {
+Errors run_kernels(Kernels kernels, ElementType element, int d, const MaskCase& mask) {
+  const KernelChoice choice(kernels);
   const Inputs<T> in = make_inputs<T>(d, 11);
   std::vector<int32_t> document(static_cast<size_t>(kTokens));
   for (int64_t token = 0; token < kTokens; ++token) document[static_cast<size_t>(token)] = token < 50 ? 0 : token < 130 ? 1 : 2;
@@ -209,7 +219,7 @@ Errors run_kernels(const Kernels& kernels, ElementType element, int d, const Mas
     args.q_tokens = in.q_tokens.data();
     args.kv_tokens = in.kv_tokens[b].data();
     args.out = out.data();
-    kernels.forward(args);
+    REQUIRE(launch_forward_block(args, nullptr) == cudaSuccess);
   }
   Errors errors;
   errors.out = relative_error(out, ref.out, ref.out.size());
@@ -239,7 +249,7 @@ Errors run_kernels(const Kernels& kernels, ElementType element, int d, const Mas
     args.kv_tokens = in.kv_tokens[b].data();
     args.d_q = d_q.data();
     args.d_kv = d_kv.data();
-    kernels.backward(args);
+    REQUIRE(launch_backward_block(args, nullptr) == cudaSuccess);
     const std::vector<float> d_v(d_kv.begin() + static_cast<std::ptrdiff_t>(kv_values), d_kv.end());
     // A block the mask hides entirely (the last, under causal masks) must add exactly nothing.
     const bool hidden = std::all_of(ref.d_k[b].begin(), ref.d_k[b].end(), [](double v) { return v == 0; });
@@ -260,7 +270,7 @@ const std::vector<MaskCase> kMasks = {{"full", 0}, {"causal", 1}, {"sliding wind
 }  // namespace
 
 TEST_CASE("emulated simple kernels match fp64 attention (fp32 arithmetic)", "[cuda-emulation]") {
-  const Kernels simple{emulated::forward_simple, emulated::backward_simple};
+  const Kernels simple = Kernels::simple;
   // (Warp shuffles make these the slowest to emulate: every mask once, the other shapes causal.)
   auto check = [](const Errors& e) {
     CHECK(e.out < 1e-5);
@@ -286,7 +296,7 @@ TEST_CASE("emulated simple kernels match fp64 attention (fp32 arithmetic)", "[cu
 TEST_CASE("emulated tensor-core kernels match fp64 attention at 16-bit precision", "[cuda-emulation]") {
   // P (and dS) are rounded to 16 bits before their products, so the error is at the element
   // type's scale: bf16 keeps 8 significant bits (relative step 2^-8 = 0.4 %), fp16 11.
-  const Kernels tensor_cores{emulated::forward_tensor_cores, emulated::backward_tensor_cores};
+  const Kernels tensor_cores = Kernels::tensor_cores;
   for (const MaskCase& mask : kMasks) {
     INFO("bf16, d=64, " << mask.name);
     const Errors e = run_kernels<__nv_bfloat16>(tensor_cores, ElementType::bf16, 64, mask);
@@ -332,7 +342,7 @@ TEST_CASE("emulated merge kernel combines partial outputs by their LSE", "[cuda-
     from_lse[i] = i % 4 == 2 || i % 4 == 3 ? -inf : -0.3f * static_cast<float>(i % 13);
   }
   const std::vector<float> before = into;
-  emulated::merge_outputs(into.data(), from.data(), kRowHeads, kDv);
+  REQUIRE(launch_merge_outputs(into.data(), from.data(), kRowHeads, kDv, nullptr) == cudaSuccess);
   double worst = 0;
   for (int64_t i = 0; i < kRowHeads; ++i) {
     const double a = before[static_cast<size_t>(kRowHeads * kDv + i)], b = from_lse[i];

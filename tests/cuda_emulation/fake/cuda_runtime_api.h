@@ -1,11 +1,12 @@
 #pragma once
-// CPU emulation of the little of the CUDA runtime that the kernels' sources use, so that the
-// kernels themselves (backend/cuda/*.cu) can be compiled as C++ and run by the tests on any
-// machine. See emulator.hpp for how a launch runs: one std::thread per CUDA thread, real
-// barriers for __syncthreads/__syncwarp, one block after another.
+// CPU emulation of the part of the CUDA runtime that backend/cuda uses, so that its kernels and
+// its executor can be compiled as C++ and run by the tests on any machine: one device, every
+// call synchronous (a stream runs its work at once, in issue order, which the executor's issue
+// order makes a valid order), memory on the host. See emulator.hpp for how a kernel launch runs.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 #define __global__
 #define __device__
@@ -28,11 +29,54 @@ inline thread_local dim3 blockDim{1, 1, 1};
 inline thread_local dim3 gridDim{1, 1, 1};
 
 using cudaStream_t = struct CUstream_st*;
-enum cudaError_t { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorNotReady = 600 };
+using cudaEvent_t = struct CUevent_st*;
+enum cudaError_t {
+  cudaSuccess = 0,
+  cudaErrorInvalidValue = 1,
+  cudaErrorMemoryAllocation = 2,
+  cudaErrorInvalidDevice = 101,
+  cudaErrorNoDevice = 100,
+  cudaErrorNotReady = 600,
+};
+enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice, cudaMemcpyDefault };
+constexpr unsigned cudaEventDefault = 0, cudaEventDisableTiming = 2, cudaStreamNonBlocking = 1;
+
+struct cudaDeviceProp {
+  char name[256];
+  size_t totalGlobalMem;
+  int major, minor, multiProcessorCount;
+};
+
+const char* cudaGetErrorString(cudaError_t error);
+const char* cudaGetErrorName(cudaError_t error);
+cudaError_t cudaGetLastError();
+cudaError_t cudaGetDeviceCount(int* count);
+cudaError_t cudaGetDevice(int* device);
+cudaError_t cudaSetDevice(int device);
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* properties, int device);
+cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes);
+cudaError_t cudaDeviceSynchronize();
+cudaError_t cudaMalloc(void** data, size_t bytes);
+cudaError_t cudaMallocAsync(void** data, size_t bytes, cudaStream_t stream);
+cudaError_t cudaFree(void* data);
+cudaError_t cudaFreeAsync(void* data, cudaStream_t stream);
+cudaError_t cudaMemcpy(void* to, const void* from, size_t bytes, cudaMemcpyKind kind);
+cudaError_t cudaMemcpyAsync(void* to, const void* from, size_t bytes, cudaMemcpyKind kind, cudaStream_t stream);
+cudaError_t cudaMemsetAsync(void* data, int value, size_t bytes, cudaStream_t stream);
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags);
+cudaError_t cudaStreamDestroy(cudaStream_t stream);
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags);
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned flags);
+cudaError_t cudaEventDestroy(cudaEvent_t event);
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
+cudaError_t cudaEventQuery(cudaEvent_t event);
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end);
 
 inline float __expf(float x) { return std::exp(x); }
 
 namespace tessera_emulation {
+// Runs `kernel` as grid x block CUDA threads (see emulator.hpp).
+void launch(dim3 grid, dim3 block, size_t dynamic_shared_bytes, const std::function<void()>& kernel);
 unsigned char* dynamic_shared_memory();
 void sync_block();
 void sync_warp();

@@ -1,0 +1,24 @@
+#pragma once
+// Every kernel launch goes through here: on a GPU it is `kernel<<<...>>>`; under the tests' CPU
+// emulation (tests/cuda_emulation) the emulator runs the kernel's threads instead, so the same
+// launchers, with the same grid shapes and dispatch, are exercised on machines without a GPU.
+#include <utility>
+
+#include "attention_kernels.hpp"
+
+namespace tessera::backend::cuda {
+
+template <typename... Params, typename... Args>
+cudaError_t launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
+                          Args&&... args) {
+#ifdef TESSERA_CUDA_EMULATION
+  (void)stream;  // the emulator runs every launch to completion, in issue order
+  tessera_emulation::launch(grid, block, shared_bytes, [&] { kernel(static_cast<Params>(args)...); });
+  return cudaSuccess;
+#else
+  kernel<<<grid, block, shared_bytes, stream>>>(std::forward<Args>(args)...);
+  return cudaGetLastError();
+#endif
+}
+
+}  // namespace tessera::backend::cuda
