@@ -473,8 +473,13 @@ void execute_on_cpu(const Schedule& schedule, const BlockGrid& grid, const Sched
 }
 
 double max_abs_error(const std::vector<double>& a, const std::vector<double>& b) {
+  // A NaN anywhere is an infinite error (std::max would silently skip it).
   double worst = 0;
-  for (size_t index = 0; index < a.size() && index < b.size(); ++index) worst = std::max(worst, std::abs(a[index] - b[index]));
+  for (size_t index = 0; index < a.size() && index < b.size(); ++index) {
+    const double error = std::abs(a[index] - b[index]);
+    if (std::isnan(error)) return std::numeric_limits<double>::infinity();
+    worst = std::max(worst, error);
+  }
   return a.size() == b.size() ? worst : std::numeric_limits<double>::infinity();
 }
 

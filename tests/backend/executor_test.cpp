@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 
 #include "tessera/backend/calibration.hpp"
 #include "tessera/backend/device_buffers.hpp"
@@ -134,4 +135,12 @@ TEST_CASE("the link fit recovers bandwidth and latency from exact times", "[back
   // Times that do not grow with the bytes say nothing about bandwidth.
   auto flat = fit_link({{1e6, 3e-6}, {8e6, 3e-6}});
   CHECK(flat.first == 0);
+}
+
+TEST_CASE("a NaN in an output is an infinite error, not a skipped one", "[executor]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  CHECK(max_abs_error({1.0, 2.5, 3.0}, {1.0, 2.0, 3.0}) == 0.5);
+  CHECK(max_abs_error({1.0, nan, 3.0}, {1.0, 2.0, 3.0}) == std::numeric_limits<double>::infinity());
+  CHECK(max_abs_error({nan}, {nan}) == std::numeric_limits<double>::infinity());
+  CHECK(max_abs_error({1.0}, {1.0, 2.0}) == std::numeric_limits<double>::infinity());
 }

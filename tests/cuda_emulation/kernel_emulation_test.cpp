@@ -159,7 +159,9 @@ Reference reference(const Inputs<T>& in, const MaskCase& mask, const std::vector
 double relative_error(const std::vector<float>& got, const std::vector<double>& want, size_t count) {
   double worst = 0, largest = 0;
   for (size_t i = 0; i < count; ++i) {
-    worst = std::max(worst, std::abs(static_cast<double>(got[i]) - want[i]));
+    const double error = std::abs(static_cast<double>(got[i]) - want[i]);
+    if (std::isnan(error)) return std::numeric_limits<double>::infinity();  // std::max would skip it
+    worst = std::max(worst, error);
     largest = std::max(largest, std::abs(want[i]));
   }
   return worst / std::max(largest, 1e-30);
@@ -329,6 +331,7 @@ TEST_CASE("emulated merge kernel combines partial outputs by their LSE", "[cuda-
   // empty. 300 of them so that the launch has two blocks, one partly idle.
   constexpr int64_t kRowHeads = 300;
   constexpr int32_t kDv = 3;
+  constexpr double kInfinity = std::numeric_limits<double>::infinity();
   const float inf = std::numeric_limits<float>::infinity();
   std::vector<float> into(kRowHeads * (kDv + 1)), from(kRowHeads * (kDv + 1));
   float* into_lse = into.data() + kRowHeads * kDv;
@@ -352,12 +355,12 @@ TEST_CASE("emulated merge kernel combines partial outputs by their LSE", "[cuda-
     if (a == -inf && b == -inf) {
       CHECK(into_lse[i] == -inf);
     } else {
-      worst = std::max(worst, std::abs(into_lse[i] - merged));
+      worst = std::max(worst, std::isnan(into_lse[i]) ? kInfinity : std::abs(into_lse[i] - merged));
     }
     for (int32_t e = 0; e < kDv; ++e) {
       const size_t at = static_cast<size_t>(i * kDv + e);
       const double want = a == -inf && b == -inf ? before[at] : wa * before[at] + wb * from[at];
-      worst = std::max(worst, std::abs(into[at] - want));
+      worst = std::max(worst, std::isnan(into[at]) ? kInfinity : std::abs(into[at] - want));
     }
   }
   CHECK(worst < 1e-5);
