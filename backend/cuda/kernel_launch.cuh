@@ -12,8 +12,10 @@ template <typename... Params, typename... Args>
 cudaError_t launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
                           Args&&... args) {
 #ifdef TESSERA_CUDA_EMULATION
-  (void)stream;  // the emulator runs every launch to completion, in issue order
-  tessera_emulation::launch(grid, block, shared_bytes, [&] { kernel(static_cast<Params>(args)...); });
+  // Queued on its stream with copies of the arguments, as a real launch is.
+  tessera_emulation::enqueue_launch(stream, [=] {
+    tessera_emulation::launch(grid, block, shared_bytes, [&] { kernel(static_cast<Params>(args)...); });
+  });
   return cudaSuccess;
 #else
   kernel<<<grid, block, shared_bytes, stream>>>(std::forward<Args>(args)...);

@@ -1,19 +1,99 @@
 // The emulated CUDA runtime (see fake/cuda_runtime_api.h): one device whose memory is host
-// memory and whose streams run their work at the moment it is issued.
+// memory. Work issued to a stream (kernels, copies, memsets, event records and waits, stream-
+// ordered frees) is queued, and runs when the host waits for it (an event query, a device
+// synchronisation, a blocking copy or free), streams interleaved at random (fixed seed) as far
+// as their event waits allow. So an executor that forgets a dependency between streams reads
+// data before it is written, or after it is freed, and gets wrong numbers or NaN.
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <new>
+#include <deque>
+#include <functional>
+#include <map>
+#include <random>
+#include <stdexcept>
+#include <vector>
 
 #include "cuda_runtime_api.h"
 
 namespace {
-struct Event {
-  double seconds = 0;
+
+struct Task {
+  std::function<bool()> ready;  // empty: always ready
+  std::function<void()> run;
 };
-int current_device = 0;
+struct Stream {
+  std::deque<Task> tasks;
+};
+// Each cudaEventRecord is a version of the event; a wait or query refers to the version that was
+// the latest when it was called, however the streams later run (an event re-recorded on another
+// stream does not disturb waits on its earlier record).
+struct Event {
+  uint64_t recorded = 0;              // versions issued by the host
+  std::vector<bool> reached{true};    // version v reached by its stream (version 0: never recorded)
+  std::vector<double> seconds{0.0};   // when each version was reached
+  bool has_reached(uint64_t version) const { return reached[version]; }
+};
+
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+struct Device {
+  Stream legacy_default;
+  std::vector<Stream*> streams{&legacy_default};
+  std::map<void*, size_t> allocations;
+  std::vector<void*> freed;  // poisoned, kept until the device is idle
+  std::mt19937 random{2024};
+  int current = 0;
+};
+Device& device() {
+  static Device instance;
+  return instance;
+}
+
+Stream& stream_of(cudaStream_t stream) {
+  return stream == nullptr ? device().legacy_default : *reinterpret_cast<Stream*>(stream);
+}
+void enqueue(cudaStream_t stream, std::function<void()> run, std::function<bool()> ready = {}) {
+  stream_of(stream).tasks.push_back({std::move(ready), std::move(run)});
+}
+
+// Runs queued work, the head of a random runnable stream at a time, until `done()` holds or
+// nothing can run. Work left that can never run is a deadlock between streams.
+void drain_until(const std::function<bool()>& done) {
+  Device& d = device();
+  std::vector<Stream*> runnable;
+  for (;;) {
+    if (done()) return;
+    runnable.clear();
+    for (Stream* stream : d.streams)
+      if (!stream->tasks.empty() && (!stream->tasks.front().ready || stream->tasks.front().ready())) runnable.push_back(stream);
+    if (runnable.empty()) break;
+    Stream* stream = runnable[std::uniform_int_distribution<size_t>(0, runnable.size() - 1)(d.random)];
+    Task task = std::move(stream->tasks.front());
+    stream->tasks.pop_front();
+    task.run();
+  }
+  for (Stream* stream : d.streams)
+    if (!stream->tasks.empty())
+      throw std::runtime_error("emulated CUDA device: streams wait for each other forever (a cycle of event waits)");
+}
+
+void synchronize_device() {
+  drain_until([] { return false; });
+  Device& d = device();
+  for (void* data : d.freed) std::free(data);
+  d.freed.clear();
+}
+
+// 0xff bytes are NaN in fp32, bf16 and fp16: a kernel that reads freed memory produces NaN.
+void poison(void* data) { std::memset(data, 0xff, device().allocations.at(data)); }
+
 }  // namespace
+
+namespace tessera_emulation {
+void enqueue_launch(cudaStream_t stream, std::function<void()> launch) { enqueue(stream, std::move(launch)); }
+}  // namespace tessera_emulation
 
 const char* cudaGetErrorString(cudaError_t error) {
   switch (error) {
@@ -42,17 +122,17 @@ cudaError_t cudaGetDeviceCount(int* count) {
   *count = 1;
   return cudaSuccess;
 }
-cudaError_t cudaGetDevice(int* device) {
-  *device = current_device;
+cudaError_t cudaGetDevice(int* current) {
+  *current = device().current;
   return cudaSuccess;
 }
-cudaError_t cudaSetDevice(int device) {
-  if (device != 0) return cudaErrorInvalidDevice;
-  current_device = device;
+cudaError_t cudaSetDevice(int index) {
+  if (index != 0) return cudaErrorInvalidDevice;
+  device().current = index;
   return cudaSuccess;
 }
-cudaError_t cudaGetDeviceProperties(cudaDeviceProp* properties, int device) {
-  if (device != 0) return cudaErrorInvalidDevice;
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* properties, int index) {
+  if (index != 0) return cudaErrorInvalidDevice;
   *properties = {};
   std::strcpy(properties->name, "CPU emulation of a CUDA device");
   properties->totalGlobalMem = size_t{8} << 30;
@@ -64,42 +144,74 @@ cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
   *free_bytes = *total_bytes = size_t{8} << 30;
   return cudaSuccess;
 }
-cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
+cudaError_t cudaDeviceSynchronize() {
+  synchronize_device();
+  return cudaSuccess;
+}
 cudaError_t cudaMalloc(void** data, size_t bytes) {
-  // 256-byte aligned like cudaMalloc; filled with a pattern so that reading memory nobody wrote
-  // shows up as wrong numbers.
-  const size_t rounded = (bytes + 255) / 256 * 256;
-  *data = std::aligned_alloc(256, rounded == 0 ? 256 : rounded);
+  // 256-byte aligned like cudaMalloc, and filled with large finite values so that reading
+  // memory nobody wrote shows up as wrong numbers.
+  const size_t rounded = bytes == 0 ? 256 : (bytes + 255) / 256 * 256;
+  *data = std::aligned_alloc(256, rounded);
   if (*data == nullptr) return cudaErrorMemoryAllocation;
   std::memset(*data, 0x7f, rounded);
+  device().allocations[*data] = rounded;
   return cudaSuccess;
 }
 cudaError_t cudaMallocAsync(void** data, size_t bytes, cudaStream_t) { return cudaMalloc(data, bytes); }
 cudaError_t cudaFree(void* data) {
+  synchronize_device();  // cudaFree waits for the device, as on a GPU
+  if (data == nullptr) return cudaSuccess;
+  if (device().allocations.erase(data) == 0) return cudaErrorInvalidValue;
   std::free(data);
   return cudaSuccess;
 }
-cudaError_t cudaFreeAsync(void* data, cudaStream_t) { return cudaFree(data); }
+cudaError_t cudaFreeAsync(void* data, cudaStream_t stream) {
+  if (device().allocations.count(data) == 0) return cudaErrorInvalidValue;
+  enqueue(stream, [data] {
+    poison(data);
+    device().allocations.erase(data);
+    device().freed.push_back(data);
+  });
+  return cudaSuccess;
+}
 cudaError_t cudaMemcpy(void* to, const void* from, size_t bytes, cudaMemcpyKind) {
+  // A blocking copy on the legacy default stream: it waits for that stream's work, not for the
+  // non-blocking streams the executor creates.
+  drain_until([] { return device().legacy_default.tasks.empty(); });
   std::memmove(to, from, bytes);
   return cudaSuccess;
 }
-cudaError_t cudaMemcpyAsync(void* to, const void* from, size_t bytes, cudaMemcpyKind kind, cudaStream_t) {
-  return cudaMemcpy(to, from, bytes, kind);
+cudaError_t cudaMemcpyAsync(void* to, const void* from, size_t bytes, cudaMemcpyKind, cudaStream_t stream) {
+  enqueue(stream, [=] { std::memmove(to, from, bytes); });
+  return cudaSuccess;
 }
-cudaError_t cudaMemsetAsync(void* data, int value, size_t bytes, cudaStream_t) {
-  std::memset(data, value, bytes);
+cudaError_t cudaMemsetAsync(void* data, int value, size_t bytes, cudaStream_t stream) {
+  enqueue(stream, [=] { std::memset(data, value, bytes); });
   return cudaSuccess;
 }
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned) {
-  *stream = reinterpret_cast<cudaStream_t>(new char(0));
+  auto* created = new Stream;
+  device().streams.push_back(created);
+  *stream = reinterpret_cast<cudaStream_t>(created);
   return cudaSuccess;
 }
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
-  delete reinterpret_cast<char*>(stream);
+  // Work already queued still completes (as on a GPU); then the stream goes.
+  auto* target = reinterpret_cast<Stream*>(stream);
+  drain_until([target] { return target->tasks.empty(); });
+  auto& streams = device().streams;
+  streams.erase(std::remove(streams.begin(), streams.end(), target), streams.end());
+  delete target;
   return cudaSuccess;
 }
-cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) { return cudaSuccess; }
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned) {
+  // Waits for the event's most recent record at the time of this call (none: no wait).
+  auto* waited = reinterpret_cast<Event*>(event);
+  const uint64_t version = waited->recorded;
+  enqueue(stream, [] {}, [waited, version] { return waited->has_reached(version); });
+  return cudaSuccess;
+}
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned) {
   *event = reinterpret_cast<cudaEvent_t>(new Event);
   return cudaSuccess;
@@ -108,12 +220,27 @@ cudaError_t cudaEventDestroy(cudaEvent_t event) {
   delete reinterpret_cast<Event*>(event);
   return cudaSuccess;
 }
-cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t) {
-  reinterpret_cast<Event*>(event)->seconds = now_s();
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  auto* recorded = reinterpret_cast<Event*>(event);
+  const uint64_t version = ++recorded->recorded;
+  recorded->reached.push_back(false);
+  recorded->seconds.push_back(0.0);
+  enqueue(stream, [recorded, version] {
+    recorded->reached[version] = true;
+    recorded->seconds[version] = now_s();
+  });
   return cudaSuccess;
 }
-cudaError_t cudaEventQuery(cudaEvent_t) { return cudaSuccess; }
+cudaError_t cudaEventQuery(cudaEvent_t event) {
+  auto* queried = reinterpret_cast<Event*>(event);
+  const uint64_t version = queried->recorded;
+  drain_until([queried, version] { return queried->has_reached(version); });
+  return queried->has_reached(version) ? cudaSuccess : cudaErrorNotReady;
+}
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
-  *ms = static_cast<float>((reinterpret_cast<Event*>(end)->seconds - reinterpret_cast<Event*>(start)->seconds) * 1e3);
+  auto* first = reinterpret_cast<Event*>(start);
+  auto* last = reinterpret_cast<Event*>(end);
+  if (!first->has_reached(first->recorded) || !last->has_reached(last->recorded)) return cudaErrorNotReady;
+  *ms = static_cast<float>((last->seconds[last->recorded] - first->seconds[first->recorded]) * 1e3);
   return cudaSuccess;
 }

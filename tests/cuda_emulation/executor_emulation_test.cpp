@@ -108,3 +108,4 @@ TEST_CASE("emulated CUDA executor: virtual ranks run every generator correctly",
     CHECK(runs >= 25);
   }
 }
+

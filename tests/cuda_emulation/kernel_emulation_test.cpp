@@ -222,6 +222,7 @@ Errors run_kernels(Kernels kernels, ElementType element, int d, const MaskCase& 
     args.kv_tokens = in.kv_tokens[b].data();
     args.out = out.data();
     REQUIRE(launch_forward_block(args, nullptr) == cudaSuccess);
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   }
   Errors errors;
   errors.out = relative_error(out, ref.out, ref.out.size());
@@ -252,6 +253,7 @@ Errors run_kernels(Kernels kernels, ElementType element, int d, const MaskCase& 
     args.d_q = d_q.data();
     args.d_kv = d_kv.data();
     REQUIRE(launch_backward_block(args, nullptr) == cudaSuccess);
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
     const std::vector<float> d_v(d_kv.begin() + static_cast<std::ptrdiff_t>(kv_values), d_kv.end());
     // A block the mask hides entirely (the last, under causal masks) must add exactly nothing.
     const bool hidden = std::all_of(ref.d_k[b].begin(), ref.d_k[b].end(), [](double v) { return v == 0; });
@@ -346,6 +348,7 @@ TEST_CASE("emulated merge kernel combines partial outputs by their LSE", "[cuda-
   }
   const std::vector<float> before = into;
   REQUIRE(launch_merge_outputs(into.data(), from.data(), kRowHeads, kDv, nullptr) == cudaSuccess);
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
   double worst = 0;
   for (int64_t i = 0; i < kRowHeads; ++i) {
     const double a = before[static_cast<size_t>(kRowHeads * kDv + i)], b = from_lse[i];

@@ -1,8 +1,8 @@
 #pragma once
 // CPU emulation of the part of the CUDA runtime that backend/cuda uses, so that its kernels and
-// its executor can be compiled as C++ and run by the tests on any machine: one device, every
-// call synchronous (a stream runs its work at once, in issue order, which the executor's issue
-// order makes a valid order), memory on the host. See emulator.hpp for how a kernel launch runs.
+// its executor can be compiled as C++ and run by the tests on any machine: one device, memory
+// on the host, streams as queues run at random when the host waits (emulated_runtime.cpp), and
+// kernels run thread by thread (emulator.hpp).
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -77,6 +77,8 @@ inline float __expf(float x) { return std::exp(x); }
 namespace tessera_emulation {
 // Runs `kernel` as grid x block CUDA threads (see emulator.hpp).
 void launch(dim3 grid, dim3 block, size_t dynamic_shared_bytes, const std::function<void()>& kernel);
+// Queues `launch` on `stream`: it runs when the host waits for that stream's work.
+void enqueue_launch(cudaStream_t stream, std::function<void()> launch);
 unsigned char* dynamic_shared_memory();
 void sync_block();
 void sync_warp();
