@@ -13,10 +13,9 @@ cudaError_t launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size
                           Args&&... args) {
 #ifdef TESSERA_CUDA_EMULATION
   // Queued on its stream with copies of the arguments, as a real launch is.
-  tessera_emulation::enqueue_launch(stream, [=] {
+  return tessera_emulation::enqueue_launch(stream, [=] {
     tessera_emulation::launch(grid, block, shared_bytes, [&] { kernel(static_cast<Params>(args)...); });
   });
-  return cudaSuccess;
 #else
   kernel<<<grid, block, shared_bytes, stream>>>(std::forward<Args>(args)...);
   return cudaGetLastError();

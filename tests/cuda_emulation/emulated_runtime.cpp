@@ -24,12 +24,14 @@ struct Task {
   std::function<void()> run;
 };
 struct Stream {
+  int device = 0;
   std::deque<Task> tasks;
 };
 // Each cudaEventRecord is a version of the event; a wait or query refers to the version that was
 // the latest when it was called, however the streams later run (an event re-recorded on another
 // stream does not disturb waits on its earlier record).
 struct Event {
+  int device = 0;                     // the GPU current at creation: records need its streams
   uint64_t recorded = 0;              // versions issued by the host
   std::vector<bool> reached{true};    // version v reached by its stream (version 0: never recorded)
   std::vector<double> seconds{0.0};   // when each version was reached
@@ -38,9 +40,17 @@ struct Event {
 
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
+// All emulated GPUs together (tessera_emulation::kDevices of them): streams of every GPU are
+// drained together, as the host waits on any of them.
 struct Device {
-  Stream legacy_default;
-  std::vector<Stream*> streams{&legacy_default};
+  Device() {
+    for (int index = 0; index < tessera_emulation::kDevices; ++index) {
+      legacy_default[index].device = index;
+      streams.push_back(&legacy_default[index]);
+    }
+  }
+  Stream legacy_default[tessera_emulation::kDevices];
+  std::vector<Stream*> streams;
   std::map<void*, size_t> allocations;
   std::vector<void*> freed;  // poisoned, kept until the device is idle
   std::mt19937 random{2024};
@@ -52,7 +62,7 @@ Device& device() {
 }
 
 Stream& stream_of(cudaStream_t stream) {
-  return stream == nullptr ? device().legacy_default : *reinterpret_cast<Stream*>(stream);
+  return stream == nullptr ? device().legacy_default[device().current] : *reinterpret_cast<Stream*>(stream);
 }
 void enqueue(cudaStream_t stream, std::function<void()> run, std::function<bool()> ready = {}) {
   stream_of(stream).tasks.push_back({std::move(ready), std::move(run)});
@@ -92,7 +102,16 @@ void poison(void* data) { std::memset(data, 0xff, device().allocations.at(data))
 }  // namespace
 
 namespace tessera_emulation {
-void enqueue_launch(cudaStream_t stream, std::function<void()> launch) { enqueue(stream, std::move(launch)); }
+cudaError_t enqueue_launch(cudaStream_t stream, std::function<void()> launch) {
+  // As on a GPU, a kernel goes to a stream of the current device only.
+  if (stream_of(stream).device != device().current) return cudaErrorInvalidResourceHandle;
+  enqueue(stream, std::move(launch));
+  return cudaSuccess;
+}
+void enqueue_on(cudaStream_t stream, std::function<void()> run, std::function<bool()> ready) {
+  enqueue(stream, std::move(run), std::move(ready));
+}
+int device_of(cudaStream_t stream) { return stream_of(stream).device; }
 }  // namespace tessera_emulation
 
 const char* cudaGetErrorString(cudaError_t error) {
@@ -103,6 +122,7 @@ const char* cudaGetErrorString(cudaError_t error) {
     case cudaErrorInvalidDevice: return "invalid device ordinal";
     case cudaErrorNoDevice: return "no CUDA-capable device is detected";
     case cudaErrorNotReady: return "device not ready";
+    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
   }
   return "unknown error";
 }
@@ -114,12 +134,13 @@ const char* cudaGetErrorName(cudaError_t error) {
     case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
     case cudaErrorNoDevice: return "cudaErrorNoDevice";
     case cudaErrorNotReady: return "cudaErrorNotReady";
+    case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
   }
   return "cudaErrorUnknown";
 }
 cudaError_t cudaGetLastError() { return cudaSuccess; }
 cudaError_t cudaGetDeviceCount(int* count) {
-  *count = 1;
+  *count = tessera_emulation::kDevices;
   return cudaSuccess;
 }
 cudaError_t cudaGetDevice(int* current) {
@@ -127,12 +148,12 @@ cudaError_t cudaGetDevice(int* current) {
   return cudaSuccess;
 }
 cudaError_t cudaSetDevice(int index) {
-  if (index != 0) return cudaErrorInvalidDevice;
+  if (index < 0 || index >= tessera_emulation::kDevices) return cudaErrorInvalidDevice;
   device().current = index;
   return cudaSuccess;
 }
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* properties, int index) {
-  if (index != 0) return cudaErrorInvalidDevice;
+  if (index < 0 || index >= tessera_emulation::kDevices) return cudaErrorInvalidDevice;
   *properties = {};
   std::strcpy(properties->name, "CPU emulation of a CUDA device");
   properties->totalGlobalMem = size_t{8} << 30;
@@ -178,7 +199,8 @@ cudaError_t cudaFreeAsync(void* data, cudaStream_t stream) {
 cudaError_t cudaMemcpy(void* to, const void* from, size_t bytes, cudaMemcpyKind) {
   // A blocking copy on the legacy default stream: it waits for that stream's work, not for the
   // non-blocking streams the executor creates.
-  drain_until([] { return device().legacy_default.tasks.empty(); });
+  Stream* legacy = &device().legacy_default[device().current];
+  drain_until([legacy] { return legacy->tasks.empty(); });
   std::memmove(to, from, bytes);
   return cudaSuccess;
 }
@@ -192,6 +214,7 @@ cudaError_t cudaMemsetAsync(void* data, int value, size_t bytes, cudaStream_t st
 }
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned) {
   auto* created = new Stream;
+  created->device = device().current;
   device().streams.push_back(created);
   *stream = reinterpret_cast<cudaStream_t>(created);
   return cudaSuccess;
@@ -213,7 +236,9 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
   return cudaSuccess;
 }
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned) {
-  *event = reinterpret_cast<cudaEvent_t>(new Event);
+  auto* created = new Event;
+  created->device = device().current;
+  *event = reinterpret_cast<cudaEvent_t>(created);
   return cudaSuccess;
 }
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
@@ -222,6 +247,8 @@ cudaError_t cudaEventDestroy(cudaEvent_t event) {
 }
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   auto* recorded = reinterpret_cast<Event*>(event);
+  // An event belongs to its GPU: recording it on another GPU's stream fails, as on a GPU.
+  if (recorded->device != stream_of(stream).device) return cudaErrorInvalidResourceHandle;
   const uint64_t version = ++recorded->recorded;
   recorded->reached.push_back(false);
   recorded->seconds.push_back(0.0);

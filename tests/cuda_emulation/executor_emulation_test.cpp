@@ -109,3 +109,34 @@ TEST_CASE("emulated CUDA executor: virtual ranks run every generator correctly",
   }
 }
 
+
+TEST_CASE("emulated CUDA executor: NCCL transport, rank r on GPU r", "[cuda-emulation]") {
+  // The emulated machine has 8 GPUs; NCCL point-to-point between them (emulated_nccl.cpp).
+  ExecutorOptions options;
+  options.transport = Transport::nccl;
+  auto nccl = make_executor("cuda", options);
+  auto local = make_executor("cuda", {});
+  const Problem problem = problem_of(MaskKind::causal, 120, DType::bf16);
+  const AttentionTensors inputs = random_inputs(problem, 5);
+  AttentionTensors reference = inputs;
+  dense_attention(problem, reference, true);
+  const Errors single = run(*local, "ring", problem, 1, Layout::contiguous, inputs, reference);
+  for (const char* algorithm : {"ring", "mesh", "usp"})
+    for (int32_t gpus : {2, 4, 8}) {
+      Errors errors;
+      try {
+        errors = run(*nccl, algorithm, problem, gpus, Layout::zigzag, inputs, reference);
+      } catch (const UserError&) {
+        continue;  // the generator does not apply to this shape
+      }
+      INFO(algorithm << " over NCCL, P=" << gpus);
+      CHECK(errors.worst_ratio(single) <= 2);
+      // A local run right after: its virtual ranks must live on the GPU the caller had current
+      // (GPU 0), whichever GPU the NCCL run selected last.
+      const Errors after = run(*local, "ring", problem, 4, Layout::zigzag, inputs, reference);
+      CHECK(after.worst_ratio(single) <= 2);
+    }
+  // More ranks than GPUs is refused with the numbers.
+  CHECK_THROWS_WITH(run(*nccl, "ring", problem, 9, Layout::zigzag, inputs, reference),
+                    Catch::Contains("9 ranks but 8 GPUs are visible"));
+}

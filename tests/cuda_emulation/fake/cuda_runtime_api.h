@@ -36,6 +36,7 @@ enum cudaError_t {
   cudaErrorMemoryAllocation = 2,
   cudaErrorInvalidDevice = 101,
   cudaErrorNoDevice = 100,
+  cudaErrorInvalidResourceHandle = 400,
   cudaErrorNotReady = 600,
 };
 enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice, cudaMemcpyDefault };
@@ -77,8 +78,14 @@ inline float __expf(float x) { return std::exp(x); }
 namespace tessera_emulation {
 // Runs `kernel` as grid x block CUDA threads (see emulator.hpp).
 void launch(dim3 grid, dim3 block, size_t dynamic_shared_bytes, const std::function<void()>& kernel);
-// Queues `launch` on `stream`: it runs when the host waits for that stream's work.
-void enqueue_launch(cudaStream_t stream, std::function<void()> launch);
+// The emulated machine has this many GPUs (for the nccl transport); their memory is all host memory.
+constexpr int kDevices = 8;
+// Queues `launch` on `stream` (which must belong to the current GPU): it runs when the host
+// waits for that stream's work.
+cudaError_t enqueue_launch(cudaStream_t stream, std::function<void()> launch);
+// Queues work on a stream, runnable once `ready()` holds (the emulated NCCL uses it).
+void enqueue_on(cudaStream_t stream, std::function<void()> run, std::function<bool()> ready);
+int device_of(cudaStream_t stream);
 unsigned char* dynamic_shared_memory();
 void sync_block();
 void sync_warp();

@@ -1,6 +1,11 @@
 #pragma once
-// NCCL is not emulated: the emulation runs the executor's local transport (virtual ranks on one
-// device). These declarations let transport.cpp compile; every call reports ncclInvalidUsage.
+// NCCL point-to-point emulated on the emulated GPUs (emulated_nccl.cpp): communicators from
+// ncclCommInitAll, sends and receives matched in order per (sender, receiver) when their group
+// ends, each pair a copy that the receiver's stream makes once the sender's stream has reached
+// the send, the sender's stream continuing only when the copy is done. The multi-process path
+// (ncclGetUniqueId, ncclCommInitRank) is not emulated.
+#include <cstddef>
+
 #include "cuda_runtime_api.h"
 
 using ncclComm_t = struct ncclComm*;
@@ -19,14 +24,14 @@ struct ncclUniqueId {
   char internal[128];
 };
 
-inline const char* ncclGetErrorString(ncclResult_t) { return "NCCL is not part of the CPU emulation"; }
-inline ncclResult_t ncclGetUniqueId(ncclUniqueId*) { return ncclInvalidUsage; }
-inline ncclResult_t ncclCommInitAll(ncclComm_t*, int, const int*) { return ncclInvalidUsage; }
-inline ncclResult_t ncclCommInitRank(ncclComm_t*, int, ncclUniqueId, int) { return ncclInvalidUsage; }
-inline ncclResult_t ncclCommDestroy(ncclComm_t) { return ncclInvalidUsage; }
-inline ncclResult_t ncclCommAbort(ncclComm_t) { return ncclInvalidUsage; }
-inline ncclResult_t ncclCommGetAsyncError(ncclComm_t, ncclResult_t*) { return ncclInvalidUsage; }
-inline ncclResult_t ncclGroupStart() { return ncclInvalidUsage; }
-inline ncclResult_t ncclGroupEnd() { return ncclInvalidUsage; }
-inline ncclResult_t ncclSend(const void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) { return ncclInvalidUsage; }
-inline ncclResult_t ncclRecv(void*, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t) { return ncclInvalidUsage; }
+const char* ncclGetErrorString(ncclResult_t result);
+ncclResult_t ncclGetUniqueId(ncclUniqueId* id);
+ncclResult_t ncclCommInitAll(ncclComm_t* comms, int count, const int* devices);
+ncclResult_t ncclCommInitRank(ncclComm_t* comm, int count, ncclUniqueId id, int rank);
+ncclResult_t ncclCommDestroy(ncclComm_t comm);
+ncclResult_t ncclCommAbort(ncclComm_t comm);
+ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* state);
+ncclResult_t ncclGroupStart();
+ncclResult_t ncclGroupEnd();
+ncclResult_t ncclSend(const void* data, size_t count, ncclDataType_t type, int peer, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclRecv(void* data, size_t count, ncclDataType_t type, int peer, ncclComm_t comm, cudaStream_t stream);
