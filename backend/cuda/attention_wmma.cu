@@ -18,6 +18,7 @@
 #include "mask.cuh"
 #include "shared_memory.cuh"
 #include "tensor_core_shapes.cuh"
+#include "tile_load.cuh"
 
 namespace tessera::backend::cuda {
 
@@ -65,11 +66,7 @@ __global__ void __launch_bounds__(kWarps * 32) forward_wmma_kernel(ForwardArgs a
   const T* keys = kv;
   const T* values = kv + static_cast<int64_t>(s.kv_rows) * s.kv_heads * D;
 
-  for (int i = threadIdx.x; i < kRows * D; i += blockDim.x) {
-    const int row = row0 + i / D;
-    const float value = row < s.q_rows ? to_float(q[(static_cast<int64_t>(row) * s.heads + head) * D + i % D]) : 0.0f;
-    q_tile[i] = from_float<T>(value);
-  }
+  load_tile<T, D>(q_tile, kRows, q + static_cast<int64_t>(head) * D, static_cast<int64_t>(s.heads) * D, row0, s.q_rows);
   for (int i = lane; i < 16 * D; i += 32) o_acc[i] = 0.0f;
   if (lane < 16) {
     row_max[lane] = -CUDART_INF_F;
@@ -90,12 +87,9 @@ __global__ void __launch_bounds__(kWarps * 32) forward_wmma_kernel(ForwardArgs a
     __syncthreads();  // everyone has read first_key before thread 0 resets it
     if (skip) continue;
 
-    for (int i = threadIdx.x; i < kCols * D; i += blockDim.x) {
-      const int col = col0 + i / D;
-      const int64_t at = (static_cast<int64_t>(col) * s.kv_heads + kv_head) * D + i % D;
-      k_tile[i] = from_float<T>(col < s.kv_rows ? to_float(keys[at]) : 0.0f);
-      v_tile[i] = from_float<T>(col < s.kv_rows ? to_float(values[at]) : 0.0f);
-    }
+    const int64_t kv_stride = static_cast<int64_t>(s.kv_heads) * D;
+    load_tile<T, D>(k_tile, kCols, keys + static_cast<int64_t>(kv_head) * D, kv_stride, col0, s.kv_rows);
+    load_tile<T, D>(v_tile, kCols, values + static_cast<int64_t>(kv_head) * D, kv_stride, col0, s.kv_rows);
     __syncthreads();
 
     // S (16 x 64) = Q_warp K^T.

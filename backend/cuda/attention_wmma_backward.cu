@@ -20,6 +20,7 @@
 #include "mask.cuh"
 #include "shared_memory.cuh"
 #include "tensor_core_shapes.cuh"
+#include "tile_load.cuh"
 
 namespace tessera::backend::cuda {
 
@@ -55,7 +56,6 @@ __global__ void __launch_bounds__(kWarps * 32) backward_wmma_kernel(BackwardArgs
   const int head = blockIdx.y;
   const int col0 = blockIdx.x * kKeys;
   const int kv_head = (s.first_head + head) / s.heads_per_kv - s.first_kv_head;
-  const T zero = from_float<T>(0.0f);
 
   T* k_tile = reinterpret_cast<T*>(shared);
   T* v_tile = k_tile + kKeys * D;
@@ -72,12 +72,9 @@ __global__ void __launch_bounds__(kWarps * 32) backward_wmma_kernel(BackwardArgs
 
   if (threadIdx.x == 0) first_key = ~0ull;
   __syncthreads();
-  for (int i = threadIdx.x; i < kKeys * D; i += blockDim.x) {
-    const int col = col0 + i / D;
-    const int64_t at = (static_cast<int64_t>(col) * s.kv_heads + kv_head) * D + i % D;
-    k_tile[i] = col < s.kv_rows ? keys[at] : zero;
-    v_tile[i] = col < s.kv_rows ? values[at] : zero;
-  }
+  const int64_t kv_stride = static_cast<int64_t>(s.kv_heads) * D;
+  load_tile<T, D>(k_tile, kKeys, keys + static_cast<int64_t>(kv_head) * D, kv_stride, col0, s.kv_rows);
+  load_tile<T, D>(v_tile, kKeys, values + static_cast<int64_t>(kv_head) * D, kv_stride, col0, s.kv_rows);
   if (threadIdx.x < kKeys) {
     const int col = col0 + static_cast<int>(threadIdx.x);
     key_token[threadIdx.x] = col < s.kv_rows ? args.kv_tokens[col] : -1;
@@ -108,12 +105,9 @@ __global__ void __launch_bounds__(kWarps * 32) backward_wmma_kernel(BackwardArgs
     __syncthreads();  // everyone has read last_query before thread 0 resets it
     if (skip) continue;
 
-    for (int i = threadIdx.x; i < kQueries * D; i += blockDim.x) {
-      const int row = row0 + i / D;
-      const int64_t at = (static_cast<int64_t>(row) * s.heads + head) * D + i % D;
-      q_tile[i] = row < s.q_rows ? q[at] : zero;
-      do_tile[i] = row < s.q_rows ? d_out[at] : zero;
-    }
+    const int64_t q_stride = static_cast<int64_t>(s.heads) * D;
+    load_tile<T, D>(q_tile, kQueries, q + static_cast<int64_t>(head) * D, q_stride, row0, s.q_rows);
+    load_tile<T, D>(do_tile, kQueries, d_out + static_cast<int64_t>(head) * D, q_stride, row0, s.q_rows);
     __syncthreads();
 
     // S^T and dP^T of the warp's 16 keys against the 64 queries.

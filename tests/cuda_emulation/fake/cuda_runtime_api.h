@@ -23,6 +23,11 @@ struct dim3 {
   constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
 };
 
+struct alignas(16) uint4 {
+  unsigned x, y, z, w;
+};
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
+
 inline thread_local dim3 threadIdx{0, 0, 0};
 inline thread_local dim3 blockIdx{0, 0, 0};
 inline thread_local dim3 blockDim{1, 1, 1};
