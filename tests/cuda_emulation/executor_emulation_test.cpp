@@ -7,7 +7,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 
+#include "tessera/backend/calibration.hpp"
 #include "tessera/backend/executor.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/costmodel/checker.hpp"
@@ -139,4 +141,26 @@ TEST_CASE("emulated CUDA executor: NCCL transport, rank r on GPU r", "[cuda-emul
   // More ranks than GPUs is refused with the numbers.
   CHECK_THROWS_WITH(run(*nccl, "ring", problem, 9, Layout::zigzag, inputs, reference),
                     Catch::Contains("9 ranks but 8 GPUs are visible"));
+}
+
+TEST_CASE("emulated CUDA executor: calibration measures blocks and merges", "[cuda-emulation]") {
+  // The CUDA path of `tessera calibrate`'s block and merge measurements (event-timed ops) runs
+  // end to end; the emulated times mean nothing, but every figure must be measured (finite,
+  // positive) and a block of 16 tiles must take longer than a block of one.
+  auto gpu = make_executor("cuda", {});
+  Problem shape = problem_of(MaskKind::full, 64, DType::bf16);
+  shape.heads = shape.kv_heads = 1;
+  const ComputeCalibration calibration = calibrate_compute(*gpu, shape, {32, 64, 256}, 1);
+  REQUIRE(calibration.blocks.size() == 3);
+  for (const BlockMeasurement& block : calibration.blocks) {
+    CHECK(block.forward_s > 0);
+    CHECK(block.backward_s > 0);
+  }
+  CHECK(calibration.blocks.back().forward_s > calibration.blocks.front().forward_s);
+  CHECK(calibration.peak_flops_per_s > 0);
+  CHECK(std::isfinite(calibration.peak_flops_per_s));
+  CHECK(calibration.merge_bytes_per_s > 0);
+  const nlohmann::json file = calibration_json(calibration, "emulated", shape);
+  CHECK(file.at("device") == "emulated");
+  CHECK(file.at("measured").at("blocks").size() == 3);
 }
