@@ -45,6 +45,7 @@ __global__ void __launch_bounds__(kWarps * 32) forward_wmma_kernel(ForwardArgs a
   using namespace nvcuda;
   unsigned char* shared = dynamic_shared_memory();
   __shared__ unsigned long long last_query, first_key;
+  __shared__ long long key_token[kCols];  // the tile's key positions (-1 past the block)
   const BlockShape s = args.shape;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int head = blockIdx.y;
@@ -80,8 +81,11 @@ __global__ void __launch_bounds__(kWarps * 32) forward_wmma_kernel(ForwardArgs a
   for (int col0 = 0; col0 < s.kv_rows; col0 += kCols) {
     if (threadIdx.x == 0) first_key = ~0ull;
     __syncthreads();
-    if (threadIdx.x < kCols && col0 + static_cast<int>(threadIdx.x) < s.kv_rows)
-      atomicMin(&first_key, static_cast<unsigned long long>(args.kv_tokens[col0 + threadIdx.x]));
+    if (threadIdx.x < kCols) {
+      const int col = col0 + static_cast<int>(threadIdx.x);
+      key_token[threadIdx.x] = col < s.kv_rows ? args.kv_tokens[col] : -1;
+      if (col < s.kv_rows) atomicMin(&first_key, static_cast<unsigned long long>(args.kv_tokens[col]));
+    }
     __syncthreads();
     const bool skip = args.mask.kind != 0 && first_key > last_query;
     __syncthreads();  // everyone has read first_key before thread 0 resets it
@@ -114,8 +118,8 @@ __global__ void __launch_bounds__(kWarps * 32) forward_wmma_kernel(ForwardArgs a
       const int64_t query = row < s.q_rows ? args.q_tokens[row] : -1;
       float tile_max = -CUDART_INF_F;
       for (int c = half * 32; c < half * 32 + 32; ++c) {
-        const int col = col0 + c;
-        const bool ok = row < s.q_rows && col < s.kv_rows && mask_allows(args.mask, query, args.kv_tokens[col]);
+        const long long key = key_token[c];
+        const bool ok = row < s.q_rows && key >= 0 && mask_allows(args.mask, query, key);
         const float score = ok ? scratch[r * kCols + c] * s.scale : -CUDART_INF_F;
         scratch[r * kCols + c] = score;
         tile_max = fmaxf(tile_max, score);
