@@ -1,4 +1,4 @@
-// The emulated NCCL (see fake/nccl.h).
+// The emulated NCCL (see fake/nccl.h). Posts are matched as they come; the streams wait.
 #include <cstring>
 #include <deque>
 #include <map>
@@ -16,55 +16,47 @@ struct ncclComm {
 
 namespace {
 
-struct PendingSend {
+// A posted send: its stream marks `reached` when it gets there, then waits until `copied`.
+struct SendSlot {
   const void* data;
   size_t bytes;
-  cudaStream_t stream;
+  bool reached = false, copied = false;
 };
-struct PendingRecv {
+// A posted receive: its stream waits until it is matched and the sender has reached its send,
+// then copies. Both streams are blocked from the moment of posting, as NCCL's kernels block
+// them, whether or not the peer has posted yet.
+struct RecvSlot {
   void* data;
   size_t bytes;
-  cudaStream_t stream;
-};
-// Progress of one matched pair, shared by the tasks on both streams.
-struct PairState {
-  bool sender_reached = false, copied = false;
+  std::shared_ptr<SendSlot> from;
 };
 
 struct Nccl {
-  int group_depth = 0;
   int cliques = 0;
-  // Per (clique, sender, receiver), in issue order.
-  std::map<std::tuple<int, int, int>, std::deque<PendingSend>> sends;
-  std::map<std::tuple<int, int, int>, std::deque<PendingRecv>> recvs;
+  // Unmatched posts per (clique, sender, receiver), in issue order.
+  std::map<std::tuple<int, int, int>, std::deque<std::shared_ptr<SendSlot>>> sends;
+  std::map<std::tuple<int, int, int>, std::deque<std::shared_ptr<RecvSlot>>> recvs;
 };
 Nccl& nccl() {
   static Nccl instance;
   return instance;
 }
+// Groups are per host thread, as in NCCL (each emulated MPI process is a thread).
+thread_local int group_depth = 0;
+using Lock = std::unique_lock<std::recursive_mutex>;
 
-// Pairs every send with its receive (same clique, same ends, in order) and queues the copies.
-ncclResult_t match() {
+// Pairs the posts of one (clique, sender, receiver) in order.
+ncclResult_t match(const std::tuple<int, int, int>& ends) {
   Nccl& n = nccl();
-  for (auto& [ends, sends] : n.sends) {
-    auto& recvs = n.recvs[ends];
-    while (!sends.empty() && !recvs.empty()) {
-      const PendingSend send = sends.front();
-      const PendingRecv recv = recvs.front();
-      sends.pop_front();
-      recvs.pop_front();
-      if (send.bytes != recv.bytes) return ncclInvalidArgument;
-      auto state = std::make_shared<PairState>();
-      tessera_emulation::enqueue_on(send.stream, [state] { state->sender_reached = true; }, {});
-      tessera_emulation::enqueue_on(send.stream, [] {}, [state] { return state->copied; });
-      tessera_emulation::enqueue_on(
-          recv.stream,
-          [state, send, recv] {
-            std::memmove(recv.data, send.data, send.bytes);
-            state->copied = true;
-          },
-          [state] { return state->sender_reached; });
-    }
+  auto& sends = n.sends[ends];
+  auto& recvs = n.recvs[ends];
+  while (!sends.empty() && !recvs.empty()) {
+    std::shared_ptr<SendSlot> send = sends.front();
+    std::shared_ptr<RecvSlot> recv = recvs.front();
+    sends.pop_front();
+    recvs.pop_front();
+    if (send->bytes != recv->bytes) return ncclInvalidArgument;
+    recv->from = send;
   }
   return ncclSuccess;
 }
@@ -79,9 +71,25 @@ const char* ncclGetErrorString(ncclResult_t result) {
     default: return "emulated NCCL error";
   }
 }
-ncclResult_t ncclGetUniqueId(ncclUniqueId*) { return ncclInvalidUsage; }
-ncclResult_t ncclCommInitRank(ncclComm_t*, int, ncclUniqueId, int) { return ncclInvalidUsage; }
+// The id names a new clique; every process that joins with it gets a communicator in it.
+ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
+  Lock lock(tessera_emulation::machine_lock());
+  *id = {};
+  const int clique = nccl().cliques++;
+  std::memcpy(id->internal, &clique, sizeof clique);
+  return ncclSuccess;
+}
+ncclResult_t ncclCommInitRank(ncclComm_t* comm, int count, ncclUniqueId id, int rank) {
+  Lock lock(tessera_emulation::machine_lock());
+  int clique = 0;
+  std::memcpy(&clique, id.internal, sizeof clique);
+  int device = 0;
+  cudaGetDevice(&device);
+  *comm = new ncclComm{rank, count, device, clique};
+  return ncclSuccess;
+}
 ncclResult_t ncclCommInitAll(ncclComm_t* comms, int count, const int* devices) {
+  Lock lock(tessera_emulation::machine_lock());
   const int clique = nccl().cliques++;
   for (int rank = 0; rank < count; ++rank) {
     if (devices[rank] < 0 || devices[rank] >= tessera_emulation::kDevices) return ncclInvalidArgument;
@@ -102,22 +110,39 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t, ncclResult_t* state) {
   return ncclSuccess;
 }
 ncclResult_t ncclGroupStart() {
-  ++nccl().group_depth;
+  Lock lock(tessera_emulation::machine_lock());
+  ++group_depth;
   return ncclSuccess;
 }
 ncclResult_t ncclGroupEnd() {
-  if (nccl().group_depth == 0) return ncclInvalidUsage;
-  if (--nccl().group_depth > 0) return ncclSuccess;
-  return match();
+  Lock lock(tessera_emulation::machine_lock());
+  if (group_depth == 0) return ncclInvalidUsage;
+  --group_depth;
+  return ncclSuccess;
 }
 ncclResult_t ncclSend(const void* data, size_t count, ncclDataType_t, int peer, ncclComm_t comm, cudaStream_t stream) {
+  Lock lock(tessera_emulation::machine_lock());
   // A communicator works on its own GPU's streams only.
   if (peer < 0 || peer >= comm->count || tessera_emulation::device_of(stream) != comm->device) return ncclInvalidArgument;
-  nccl().sends[{comm->clique, comm->rank, peer}].push_back({data, count, stream});
-  return nccl().group_depth > 0 ? ncclSuccess : match();
+  auto slot = std::make_shared<SendSlot>(SendSlot{data, count});
+  tessera_emulation::enqueue_on(stream, [slot] { slot->reached = true; }, {});
+  tessera_emulation::enqueue_on(stream, [] {}, [slot] { return slot->copied; });
+  const std::tuple<int, int, int> ends{comm->clique, comm->rank, peer};
+  nccl().sends[ends].push_back(slot);
+  return match(ends);
 }
 ncclResult_t ncclRecv(void* data, size_t count, ncclDataType_t, int peer, ncclComm_t comm, cudaStream_t stream) {
+  Lock lock(tessera_emulation::machine_lock());
   if (peer < 0 || peer >= comm->count || tessera_emulation::device_of(stream) != comm->device) return ncclInvalidArgument;
-  nccl().recvs[{comm->clique, peer, comm->rank}].push_back({data, count, stream});
-  return nccl().group_depth > 0 ? ncclSuccess : match();
+  auto slot = std::make_shared<RecvSlot>(RecvSlot{data, count, nullptr});
+  tessera_emulation::enqueue_on(
+      stream,
+      [slot] {
+        std::memmove(slot->data, slot->from->data, slot->bytes);
+        slot->from->copied = true;
+      },
+      [slot] { return slot->from != nullptr && slot->from->reached; });
+  const std::tuple<int, int, int> ends{comm->clique, peer, comm->rank};
+  nccl().recvs[ends].push_back(slot);
+  return match(ends);
 }

@@ -11,8 +11,10 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <random>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "cuda_runtime_api.h"
@@ -54,44 +56,60 @@ struct Device {
   std::map<void*, size_t> allocations;
   std::vector<void*> freed;  // poisoned, kept until the device is idle
   std::mt19937 random{2024};
-  int current = 0;
 };
+// The current GPU is per host thread, as in CUDA (each emulated MPI process is a thread).
+thread_local int current_device = 0;
 Device& device() {
   static Device instance;
   return instance;
 }
+using tessera_emulation::machine_lock;
 
 Stream& stream_of(cudaStream_t stream) {
-  return stream == nullptr ? device().legacy_default[device().current] : *reinterpret_cast<Stream*>(stream);
+  return stream == nullptr ? device().legacy_default[current_device] : *reinterpret_cast<Stream*>(stream);
 }
 void enqueue(cudaStream_t stream, std::function<void()> run, std::function<bool()> ready = {}) {
   stream_of(stream).tasks.push_back({std::move(ready), std::move(run)});
 }
 
 // Runs queued work, the head of a random runnable stream at a time, until `done()` holds or
-// nothing can run. Work left that can never run is a deadlock between streams.
-void drain_until(const std::function<bool()>& done) {
+// nothing can run now; returns done().
+bool drain_until(const std::function<bool()>& done) {
   Device& d = device();
   std::vector<Stream*> runnable;
   for (;;) {
-    if (done()) return;
+    if (done()) return true;
     runnable.clear();
     for (Stream* stream : d.streams)
       if (!stream->tasks.empty() && (!stream->tasks.front().ready || stream->tasks.front().ready())) runnable.push_back(stream);
-    if (runnable.empty()) break;
+    if (runnable.empty()) return false;
     Stream* stream = runnable[std::uniform_int_distribution<size_t>(0, runnable.size() - 1)(d.random)];
     Task task = std::move(stream->tasks.front());
     stream->tasks.pop_front();
     task.run();
   }
-  for (Stream* stream : d.streams)
-    if (!stream->tasks.empty())
-      throw std::runtime_error("emulated CUDA device: streams wait for each other forever (a cycle of event waits)");
 }
 
-void synchronize_device() {
-  drain_until([] { return false; });
+// Waits until `done()`: work blocked on another emulated process (an NCCL peer that has not
+// issued its half yet) may be unblocked by that process's thread, so wait for it a while; work
+// that stays blocked for a minute is a deadlock.
+void wait_until(std::unique_lock<std::recursive_mutex>& lock, const std::function<bool()>& done) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!drain_until(done)) {
+    if (std::chrono::steady_clock::now() > give_up)
+      throw std::runtime_error("emulated CUDA device: queued work waits forever (a cycle of event waits, or an NCCL "
+                               "send or receive whose peer never comes)");
+    lock.unlock();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    lock.lock();
+  }
+}
+
+void synchronize_device(std::unique_lock<std::recursive_mutex>& lock) {
   Device& d = device();
+  wait_until(lock, [&d] {
+    return std::all_of(d.streams.begin(), d.streams.end(), [](const Stream* stream) { return stream->tasks.empty(); });
+  });
   for (void* data : d.freed) std::free(data);
   d.freed.clear();
 }
@@ -102,16 +120,25 @@ void poison(void* data) { std::memset(data, 0xff, device().allocations.at(data))
 }  // namespace
 
 namespace tessera_emulation {
+std::recursive_mutex& machine_lock() {
+  static std::recursive_mutex lock;
+  return lock;
+}
 cudaError_t enqueue_launch(cudaStream_t stream, std::function<void()> launch) {
+  std::unique_lock lock(machine_lock());
   // As on a GPU, a kernel goes to a stream of the current device only.
-  if (stream_of(stream).device != device().current) return cudaErrorInvalidResourceHandle;
+  if (stream_of(stream).device != current_device) return cudaErrorInvalidResourceHandle;
   enqueue(stream, std::move(launch));
   return cudaSuccess;
 }
 void enqueue_on(cudaStream_t stream, std::function<void()> run, std::function<bool()> ready) {
+  std::unique_lock lock(machine_lock());
   enqueue(stream, std::move(run), std::move(ready));
 }
-int device_of(cudaStream_t stream) { return stream_of(stream).device; }
+int device_of(cudaStream_t stream) {
+  std::unique_lock lock(machine_lock());
+  return stream_of(stream).device;
+}
 }  // namespace tessera_emulation
 
 const char* cudaGetErrorString(cudaError_t error) {
@@ -140,19 +167,23 @@ const char* cudaGetErrorName(cudaError_t error) {
 }
 cudaError_t cudaGetLastError() { return cudaSuccess; }
 cudaError_t cudaGetDeviceCount(int* count) {
+  std::unique_lock lock(machine_lock());
   *count = tessera_emulation::kDevices;
   return cudaSuccess;
 }
 cudaError_t cudaGetDevice(int* current) {
-  *current = device().current;
+  std::unique_lock lock(machine_lock());
+  *current = current_device;
   return cudaSuccess;
 }
 cudaError_t cudaSetDevice(int index) {
+  std::unique_lock lock(machine_lock());
   if (index < 0 || index >= tessera_emulation::kDevices) return cudaErrorInvalidDevice;
-  device().current = index;
+  current_device = index;
   return cudaSuccess;
 }
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* properties, int index) {
+  std::unique_lock lock(machine_lock());
   if (index < 0 || index >= tessera_emulation::kDevices) return cudaErrorInvalidDevice;
   *properties = {};
   std::strcpy(properties->name, "CPU emulation of a CUDA device");
@@ -162,14 +193,17 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* properties, int index) {
   return cudaSuccess;
 }
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
+  std::unique_lock lock(machine_lock());
   *free_bytes = *total_bytes = size_t{8} << 30;
   return cudaSuccess;
 }
 cudaError_t cudaDeviceSynchronize() {
-  synchronize_device();
+  std::unique_lock lock(machine_lock());
+  synchronize_device(lock);
   return cudaSuccess;
 }
 cudaError_t cudaMalloc(void** data, size_t bytes) {
+  std::unique_lock lock(machine_lock());
   // 256-byte aligned like cudaMalloc, and filled with large finite values so that reading
   // memory nobody wrote shows up as wrong numbers.
   const size_t rounded = bytes == 0 ? 256 : (bytes + 255) / 256 * 256;
@@ -181,13 +215,15 @@ cudaError_t cudaMalloc(void** data, size_t bytes) {
 }
 cudaError_t cudaMallocAsync(void** data, size_t bytes, cudaStream_t) { return cudaMalloc(data, bytes); }
 cudaError_t cudaFree(void* data) {
-  synchronize_device();  // cudaFree waits for the device, as on a GPU
+  std::unique_lock lock(machine_lock());
+  synchronize_device(lock);  // cudaFree waits for the device, as on a GPU
   if (data == nullptr) return cudaSuccess;
   if (device().allocations.erase(data) == 0) return cudaErrorInvalidValue;
   std::free(data);
   return cudaSuccess;
 }
 cudaError_t cudaFreeAsync(void* data, cudaStream_t stream) {
+  std::unique_lock lock(machine_lock());
   if (device().allocations.count(data) == 0) return cudaErrorInvalidValue;
   enqueue(stream, [data] {
     poison(data);
@@ -197,38 +233,44 @@ cudaError_t cudaFreeAsync(void* data, cudaStream_t stream) {
   return cudaSuccess;
 }
 cudaError_t cudaMemcpy(void* to, const void* from, size_t bytes, cudaMemcpyKind) {
+  std::unique_lock lock(machine_lock());
   // A blocking copy on the legacy default stream: it waits for that stream's work, not for the
   // non-blocking streams the executor creates.
-  Stream* legacy = &device().legacy_default[device().current];
-  drain_until([legacy] { return legacy->tasks.empty(); });
+  Stream* legacy = &device().legacy_default[current_device];
+  wait_until(lock, [legacy] { return legacy->tasks.empty(); });
   std::memmove(to, from, bytes);
   return cudaSuccess;
 }
 cudaError_t cudaMemcpyAsync(void* to, const void* from, size_t bytes, cudaMemcpyKind, cudaStream_t stream) {
+  std::unique_lock lock(machine_lock());
   enqueue(stream, [=] { std::memmove(to, from, bytes); });
   return cudaSuccess;
 }
 cudaError_t cudaMemsetAsync(void* data, int value, size_t bytes, cudaStream_t stream) {
+  std::unique_lock lock(machine_lock());
   enqueue(stream, [=] { std::memset(data, value, bytes); });
   return cudaSuccess;
 }
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned) {
+  std::unique_lock lock(machine_lock());
   auto* created = new Stream;
-  created->device = device().current;
+  created->device = current_device;
   device().streams.push_back(created);
   *stream = reinterpret_cast<cudaStream_t>(created);
   return cudaSuccess;
 }
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  std::unique_lock lock(machine_lock());
   // Work already queued still completes (as on a GPU); then the stream goes.
   auto* target = reinterpret_cast<Stream*>(stream);
-  drain_until([target] { return target->tasks.empty(); });
+  wait_until(lock, [target] { return target->tasks.empty(); });
   auto& streams = device().streams;
   streams.erase(std::remove(streams.begin(), streams.end(), target), streams.end());
   delete target;
   return cudaSuccess;
 }
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned) {
+  std::unique_lock lock(machine_lock());
   // Waits for the event's most recent record at the time of this call (none: no wait).
   auto* waited = reinterpret_cast<Event*>(event);
   const uint64_t version = waited->recorded;
@@ -236,16 +278,19 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
   return cudaSuccess;
 }
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned) {
+  std::unique_lock lock(machine_lock());
   auto* created = new Event;
-  created->device = device().current;
+  created->device = current_device;
   *event = reinterpret_cast<cudaEvent_t>(created);
   return cudaSuccess;
 }
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  std::unique_lock lock(machine_lock());
   delete reinterpret_cast<Event*>(event);
   return cudaSuccess;
 }
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  std::unique_lock lock(machine_lock());
   auto* recorded = reinterpret_cast<Event*>(event);
   // An event belongs to its GPU: recording it on another GPU's stream fails, as on a GPU.
   if (recorded->device != stream_of(stream).device) return cudaErrorInvalidResourceHandle;
@@ -259,12 +304,14 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   return cudaSuccess;
 }
 cudaError_t cudaEventQuery(cudaEvent_t event) {
+  std::unique_lock lock(machine_lock());
   auto* queried = reinterpret_cast<Event*>(event);
   const uint64_t version = queried->recorded;
   drain_until([queried, version] { return queried->has_reached(version); });
   return queried->has_reached(version) ? cudaSuccess : cudaErrorNotReady;
 }
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  std::unique_lock lock(machine_lock());
   auto* first = reinterpret_cast<Event*>(start);
   auto* last = reinterpret_cast<Event*>(end);
   if (!first->has_reached(first->recorded) || !last->has_reached(last->recorded)) return cudaErrorNotReady;

@@ -8,12 +8,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "tessera/backend/calibration.hpp"
 #include "tessera/backend/executor.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/costmodel/checker.hpp"
 #include "tessera/costmodel/generators.hpp"
+
+#include "mpi.h"
 
 using namespace tessera;
 using namespace tessera::backend;
@@ -164,3 +168,42 @@ TEST_CASE("emulated CUDA executor: calibration measures blocks and merges", "[cu
   CHECK(file.at("device") == "emulated");
   CHECK(file.at("measured").at("blocks").size() == 3);
 }
+
+TEST_CASE("emulated CUDA executor: MPI transport, one process per GPU", "[cuda-emulation]") {
+  // Processes are threads of one emulated machine (emulated_mpi.cpp); each drives its own rank
+  // and GPU, issues its half of every transfer, and process 0 gathers the results.
+  ExecutorOptions options;
+  options.transport = Transport::mpi;
+  auto local = make_executor("cuda", {});
+  for (Pass pass : {Pass::both, Pass::backward}) {
+    Problem problem = problem_of(MaskKind::causal, 120, DType::bf16);
+    problem.pass = pass;
+    const AttentionTensors inputs = random_inputs(problem, 6);
+    AttentionTensors reference = inputs;
+    dense_attention(problem, reference, true);
+    const Errors single = run(*local, "ring", problem, 1, Layout::contiguous, inputs, reference);
+    for (const char* algorithm : {"ring", "mesh"}) {
+      constexpr int kProcesses = 4;
+      std::vector<Errors> errors(kProcesses);
+      std::vector<std::string> failures(kProcesses);
+      tessera_emulation::run_mpi_processes(kProcesses, [&](int rank) {
+        try {
+          auto executor = make_executor("cuda", options);
+          errors[static_cast<size_t>(rank)] = run(*executor, algorithm, problem, kProcesses, Layout::zigzag, inputs, reference);
+        } catch (const std::exception& error) {
+          failures[static_cast<size_t>(rank)] = error.what();
+        }
+      });
+      INFO(algorithm << " over MPI, " << to_string(pass));
+      for (const std::string& failure : failures) CHECK(failure == "");
+      // Process 0 holds the gathered outputs. A backward run's O and LSE are the caller's inputs
+      // (the reference itself), untouched: they must not be summed over the processes.
+      CHECK(errors[0].worst_ratio(single) <= 2);
+      if (pass == Pass::backward) {
+        CHECK(errors[0].out == 0);
+        CHECK(errors[0].lse == 0);
+      }
+    }
+  }
+}
+

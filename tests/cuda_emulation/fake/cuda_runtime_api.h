@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 
 #define __global__
 #define __device__
@@ -91,6 +92,8 @@ cudaError_t enqueue_launch(cudaStream_t stream, std::function<void()> launch);
 // Queues work on a stream, runnable once `ready()` holds (the emulated NCCL uses it).
 void enqueue_on(cudaStream_t stream, std::function<void()> run, std::function<bool()> ready);
 int device_of(cudaStream_t stream);
+// Held while one host thread drives the emulated machine (emulated MPI processes are threads).
+std::recursive_mutex& machine_lock();
 unsigned char* dynamic_shared_memory();
 void sync_block();
 void sync_warp();

@@ -1,9 +1,9 @@
 #pragma once
 // NCCL point-to-point emulated on the emulated GPUs (emulated_nccl.cpp): communicators from
-// ncclCommInitAll, sends and receives matched in order per (sender, receiver) when their group
-// ends, each pair a copy that the receiver's stream makes once the sender's stream has reached
-// the send, the sender's stream continuing only when the copy is done. The multi-process path
-// (ncclGetUniqueId, ncclCommInitRank) is not emulated.
+// ncclCommInitAll or, for emulated MPI processes, ncclGetUniqueId + ncclCommInitRank. A posted
+// send or receive blocks its stream at once (as NCCL's kernels do); sends and receives are
+// matched in order per (sender, receiver), and the receiver's stream copies once the sender's
+// stream has reached the send, which then waits for the copy to finish.
 #include <cstddef>
 
 #include "cuda_runtime_api.h"
