@@ -17,6 +17,8 @@
 #include "tessera/costmodel/checker.hpp"
 #include "tessera/costmodel/generators.hpp"
 
+#include "common/executor_errors.hpp"
+
 #include "mpi.h"
 
 using namespace tessera;
@@ -24,37 +26,8 @@ using namespace tessera::backend;
 
 namespace {
 
-struct Errors {
-  double out = 0, lse = 0, d_q = 0, d_k = 0, d_v = 0;
-  double worst_ratio(const Errors& single) const {
-    auto ratio = [](double a, double b) { return a / std::max(b, 1e-6); };
-    return std::max({ratio(out, single.out), ratio(lse, single.lse), ratio(d_q, single.d_q), ratio(d_k, single.d_k),
-                     ratio(d_v, single.d_v)});
-  }
-};
-
-Errors run(ScheduleExecutor& executor, const std::string& algorithm, const Problem& problem, int32_t gpus, Layout layout,
-           const AttentionTensors& inputs, const AttentionTensors& reference) {
-  GeneratorOptions options;
-  options.gpus = gpus;
-  options.layout = layout;
-  Schedule schedule = generate_schedule(algorithm, problem, options);
-  BlockGrid grid(schedule.problem, schedule.layout, schedule.chunks());
-  CheckResult check = check_schedule(schedule, grid);
-  REQUIRE(check.ok());
-  AttentionTensors tensors = inputs;
-  tensors.out = reference.out;
-  tensors.lse = reference.lse;
-  ExecutionRecord record;
-  executor.execute(schedule, grid, check.analysis, tensors, record);
-  Errors errors;
-  errors.out = max_abs_error(tensors.out, reference.out);
-  errors.lse = max_abs_error(tensors.lse, reference.lse);
-  errors.d_q = max_abs_error(tensors.d_q, reference.d_q);
-  errors.d_k = max_abs_error(tensors.d_k, reference.d_k);
-  errors.d_v = max_abs_error(tensors.d_v, reference.d_v);
-  return errors;
-}
+using Errors = testing::OutputErrors;
+constexpr auto run = testing::run_against_reference;
 
 Problem problem_of(MaskKind mask, int64_t seq_len, DType dtype) {
   Problem problem;
