@@ -6,6 +6,7 @@
 #include <exception>
 #include <limits>
 #include <map>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -43,7 +44,6 @@ struct Buffer {
   float* floats() const { return static_cast<float*>(data); }
 };
 
-// Everything one run holds on the devices. Destroyed (and freed) when the run ends, also on error.
 // Keeps an NCCL group balanced: an op that fails between its start and end still ends it, so
 // later NCCL calls (an abort, a destroy) do not run inside a dangling group.
 class GroupScope {
@@ -71,6 +71,7 @@ class GroupScope {
   bool open_ = true;
 };
 
+// Everything one run holds on the devices. Destroyed (and freed) when the run ends, also on error.
 class Run {
  public:
   Run(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis, DeviceTransport& transport,
@@ -747,6 +748,9 @@ class CudaExecutor final : public ScheduleExecutor {
     // The GPU current now (the process's own under MPI) is current again afterwards, so the
     // next run, e.g. a local one, starts from it and not from whichever GPU this run used last.
     const CurrentDeviceScope keep_device;
+    // The run lives outside the try so that a failure is reported before ~Run waits for this
+    // process's GPUs: under MPI the peers are then stopped at once.
+    std::optional<Run> run;
     try {
       check_memory(schedule, grid, *transport);
       cudaDeviceProp properties{};
@@ -754,14 +758,8 @@ class CudaExecutor final : public ScheduleExecutor {
                  "reading the GPU's properties");
       record.device = std::string(properties.name) + " x" +
                       std::to_string(options_.transport == Transport::local ? 1 : schedule.gpus) + ", " + transport->name();
-      Run run(schedule, grid, analysis, *transport, options_);
-      try {
-        run.execute(tensors, record);
-      } catch (const std::exception& error) {
-        // Before ~Run waits for this process's GPUs: under MPI the peers are stopped at once.
-        transport->fail_everywhere(error.what());
-        throw;
-      }
+      run.emplace(schedule, grid, analysis, *transport, options_);
+      run->execute(tensors, record);
     } catch (const std::exception& error) {
       transport->fail_everywhere(error.what());  // returns only where the caller may report it
       throw;

@@ -118,10 +118,9 @@ class MpiNcclTransport final : public DeviceTransport {
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
-    const int size = size_;
-    if (size != ranks)
+    if (size_ != ranks)
       throw BackendUnavailable("the mpi transport runs one process per rank: the schedule has " + std::to_string(ranks) +
-                               " ranks but mpirun started " + std::to_string(size) + " processes");
+                               " ranks but mpirun started " + std::to_string(size_) + " processes");
     try {
       // Processes on one machine take its GPUs in turn: the rank among them picks the GPU.
       MPI_Comm node = MPI_COMM_NULL;
