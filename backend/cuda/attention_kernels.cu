@@ -10,6 +10,7 @@
 #include "attention_kernels.hpp"
 #include "element.cuh"
 #include "kernel_launch.cuh"
+#include "lse_merge.cuh"
 #include "mask.cuh"
 
 #include <algorithm>
@@ -27,26 +28,22 @@ constexpr int kWarp = 32;
 constexpr int kWarpsPerBlock = 4;
 constexpr int kPerLane = kMaxHeadDim / kWarp;
 
-
 __device__ inline float warp_sum(float value) {
   for (int offset = kWarp / 2; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);
   return value;
 }
 
-
 // Folds (block_out, block_lse) into the accumulator of one (row, head); lanes hold dv values.
 __device__ inline void merge_row(float* out_row, float* lse_slot, const float* block_out, float block_lse, int dv,
                                  int lane) {
   const float a = *lse_slot;
-  const float merged = a == -CUDART_INF_F ? block_lse : fmaxf(a, block_lse) + log1pf(__expf(-fabsf(a - block_lse)));
-  const float weight_a = a == -CUDART_INF_F ? 0.0f : __expf(a - merged);
-  const float weight_b = __expf(block_lse - merged);
+  const LseMerge merge = merge_lse(a, block_lse);
   for (int slot = 0; slot < kPerLane; ++slot) {
     const int e = lane + slot * kWarp;
-    if (e < dv) out_row[e] = weight_a * out_row[e] + weight_b * block_out[slot];
+    if (e < dv) out_row[e] = merge.weight_a * out_row[e] + merge.weight_b * block_out[slot];
   }
   __syncwarp();
-  if (lane == 0) *lse_slot = merged;
+  if (lane == 0) *lse_slot = merge.lse;
 }
 
 template <typename T>
@@ -156,10 +153,10 @@ __global__ void merge_outputs_kernel(float* into, const float* from, int64_t row
   const float* from_lse = from + row_heads * dv;
   const float a = into_lse[index], b = from_lse[index];
   if (b == -CUDART_INF_F) return;
-  const float merged = a == -CUDART_INF_F ? b : fmaxf(a, b) + log1pf(__expf(-fabsf(a - b)));
-  const float weight_a = a == -CUDART_INF_F ? 0.0f : __expf(a - merged), weight_b = __expf(b - merged);
-  for (int32_t e = 0; e < dv; ++e) into[index * dv + e] = weight_a * into[index * dv + e] + weight_b * from[index * dv + e];
-  into_lse[index] = merged;
+  const LseMerge merge = merge_lse(a, b);
+  for (int32_t e = 0; e < dv; ++e)
+    into[index * dv + e] = merge.weight_a * into[index * dv + e] + merge.weight_b * from[index * dv + e];
+  into_lse[index] = merge.lse;
 }
 
 __global__ void add_kernel(float* into, const float* from, int64_t count) {
@@ -199,12 +196,7 @@ cudaError_t launch_forward_block(const ForwardArgs& args, cudaStream_t stream) {
     return launch_kernel(forward_block_kernel<T>, grid, block, 0, stream, args, static_cast<const T*>(args.q),
                          static_cast<const T*>(args.kv));
   };
-  switch (args.element) {
-    case ElementType::fp32: return launch(float{});
-    case ElementType::bf16: return launch(__nv_bfloat16{});
-    case ElementType::fp16: return launch(__half{});
-  }
-  return cudaErrorInvalidValue;
+  return with_element_type(args.element, launch);
 }
 
 cudaError_t launch_backward_block(const BackwardArgs& args, cudaStream_t stream) {
@@ -219,12 +211,7 @@ cudaError_t launch_backward_block(const BackwardArgs& args, cudaStream_t stream)
     return launch_kernel(backward_block_kernel<T>, grid, block, 0, stream, args, static_cast<const T*>(args.q),
                          static_cast<const T*>(args.kv), static_cast<const T*>(args.d_out));
   };
-  switch (args.element) {
-    case ElementType::fp32: return launch(float{});
-    case ElementType::bf16: return launch(__nv_bfloat16{});
-    case ElementType::fp16: return launch(__half{});
-  }
-  return cudaErrorInvalidValue;
+  return with_element_type(args.element, launch);
 }
 
 cudaError_t launch_merge_outputs(float* into, const float* from, int64_t row_heads, int32_t head_dim_v, cudaStream_t stream) {
@@ -249,12 +236,7 @@ cudaError_t launch_convert(void* into, ElementType element, const float* from, i
     using T = decltype(type);
     return launch_kernel(convert_kernel<T>, dim3(grid_for(count)), dim3(256), 0, stream, static_cast<T*>(into), from, count);
   };
-  switch (element) {
-    case ElementType::fp32: return launch(float{});
-    case ElementType::bf16: return launch(__nv_bfloat16{});
-    case ElementType::fp16: return launch(__half{});
-  }
-  return cudaErrorInvalidValue;
+  return with_element_type(element, launch);
 }
 
 }  // namespace tessera::backend::cuda

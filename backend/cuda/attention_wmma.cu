@@ -15,6 +15,7 @@
 #include "attention_kernels.hpp"
 #include "element.cuh"
 #include "kernel_launch.cuh"
+#include "lse_merge.cuh"
 #include "mask.cuh"
 #include "shared_memory.cuh"
 #include "tensor_core_shapes.cuh"
@@ -172,12 +173,11 @@ __global__ void __launch_bounds__(kWarps * 32) forward_wmma_kernel(ForwardArgs a
     float* out_row = args.out + (static_cast<int64_t>(row) * s.heads + head) * D;
     float* lse_slot = args.out + static_cast<int64_t>(s.q_rows) * s.heads * D + static_cast<int64_t>(row) * s.heads + head;
     const float a = *lse_slot;
-    const float merged = a == -CUDART_INF_F ? block_lse : fmaxf(a, block_lse) + log1pf(__expf(-fabsf(a - block_lse)));
-    const float weight_a = a == -CUDART_INF_F ? 0.0f : __expf(a - merged);
-    const float weight_b = __expf(block_lse - merged) / row_sum[r];
-    for (int e = lane; e < D; e += 32) out_row[e] = weight_a * out_row[e] + weight_b * o_acc[r * D + e];
+    const LseMerge merge = merge_lse(a, block_lse);
+    const float weight_b = merge.weight_b / row_sum[r];  // o_acc is not yet normalised
+    for (int e = lane; e < D; e += 32) out_row[e] = merge.weight_a * out_row[e] + weight_b * o_acc[r * D + e];
     __syncwarp();
-    if (lane == 0) *lse_slot = merged;
+    if (lane == 0) *lse_slot = merge.lse;
     __syncwarp();
   }
 }

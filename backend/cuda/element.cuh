@@ -1,11 +1,25 @@
 #pragma once
-// Conversions between the 16-bit element types and fp32 in device code, shared by the kernels.
+// The element types: conversions to and from fp32 in device code, and the step from the run-time
+// ElementType to a kernel template, shared by the kernels.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <type_traits>
 
+#include "attention_kernels.hpp"
+
 namespace tessera::backend::cuda {
+
+// Calls launch(T{}) with T the element type's C++ type (host code choosing a kernel template).
+template <typename Launch>
+cudaError_t with_element_type(ElementType element, Launch&& launch) {
+  switch (element) {
+    case ElementType::fp32: return launch(float{});
+    case ElementType::bf16: return launch(__nv_bfloat16{});
+    case ElementType::fp16: return launch(__half{});
+  }
+  return cudaErrorInvalidValue;
+}
 
 __device__ inline float to_float(float value) { return value; }
 __device__ inline float to_float(__nv_bfloat16 value) { return __bfloat162float(value); }
