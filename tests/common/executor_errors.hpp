@@ -3,6 +3,7 @@
 // reference computation; shared by the GPU suite and the CUDA emulation suite. No Catch2 macros
 // here: emulated MPI processes call it from several threads at once, so failures are thrown.
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -21,6 +22,17 @@ struct OutputErrors {
                      ratio(d_v, single.d_v)});
   }
 };
+
+// Seeded random inputs and dense fp64 attention on them: what every run is measured against.
+struct ReferenceCase {
+  backend::AttentionTensors inputs, reference;
+};
+inline ReferenceCase reference_case(const Problem& problem, uint64_t seed) {
+  ReferenceCase made{backend::random_inputs(problem, seed), {}};
+  made.reference = made.inputs;
+  backend::dense_attention(problem, made.reference, problem.has_backward());
+  return made;
+}
 
 // The caller's reference O and LSE go in as the backward pass's inputs.
 inline OutputErrors run_against_reference(backend::ScheduleExecutor& executor, const std::string& algorithm,

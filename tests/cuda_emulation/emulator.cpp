@@ -1,4 +1,11 @@
-#include "emulator.hpp"
+// Runs CUDA kernels compiled as C++ (with the headers in fake/) on the CPU: every CUDA thread of
+// a block is a fiber with its own stack, __syncthreads and __syncwarp are barriers that open as
+// soon as their scope has arrived, warp shuffles go through a per-warp exchange, threads run in
+// a random (seeded) order, and blocks run one after another. What it checks is the kernels'
+// index arithmetic, masks, softmax and reductions, and that their barriers are where they must
+// be; not their speed. tessera_emulation::launch is declared in fake/cuda_runtime_api.h, where
+// the kernels' launcher (backend/cuda/kernel_launch.cuh) finds it.
+#include "cuda_runtime_api.h"
 
 #include <boost/context/fiber.hpp>
 #include <boost/context/pooled_fixedsize_stack.hpp>

@@ -50,9 +50,7 @@ TEST_CASE("emulated CUDA executor: one device matches the CPU executor (fp32, si
   auto cpu = make_executor("cpu", {});
   for (MaskKind mask : {MaskKind::full, MaskKind::causal, MaskKind::documents}) {
     const Problem problem = problem_of(mask, 101, DType::fp32);
-    const AttentionTensors inputs = random_inputs(problem, 3);
-    AttentionTensors reference = inputs;
-    dense_attention(problem, reference, true);
+    const auto [inputs, reference] = testing::reference_case(problem, 3);
     const Errors on_gpu = run(*gpu, "ring", problem, 1, Layout::contiguous, inputs, reference);
     const Errors on_cpu = run(*cpu, "ring", problem, 1, Layout::contiguous, inputs, reference);
     INFO(to_string(mask));
@@ -66,9 +64,7 @@ TEST_CASE("emulated CUDA executor: virtual ranks run every generator correctly",
   auto gpu = make_executor("cuda", {});
   for (MaskKind mask : {MaskKind::full, MaskKind::causal, MaskKind::documents}) {
     const Problem problem = problem_of(mask, 120, DType::bf16);
-    const AttentionTensors inputs = random_inputs(problem, 4);
-    AttentionTensors reference = inputs;
-    dense_attention(problem, reference, true);
+    const auto [inputs, reference] = testing::reference_case(problem, 4);
     const Errors single = run(*gpu, "ring", problem, 1, Layout::contiguous, inputs, reference);
     int runs = 0;
     for (const char* algorithm : {"ring", "mesh", "attention2d", "usp", "ulysses", "all-gather"})
@@ -96,9 +92,7 @@ TEST_CASE("emulated CUDA executor: NCCL transport, rank r on GPU r", "[cuda-emul
   auto nccl = make_executor("cuda", options);
   auto local = make_executor("cuda", {});
   const Problem problem = problem_of(MaskKind::causal, 120, DType::bf16);
-  const AttentionTensors inputs = random_inputs(problem, 5);
-  AttentionTensors reference = inputs;
-  dense_attention(problem, reference, true);
+  const auto [inputs, reference] = testing::reference_case(problem, 5);
   const Errors single = run(*local, "ring", problem, 1, Layout::contiguous, inputs, reference);
   for (const char* algorithm : {"ring", "mesh", "usp"})
     for (int32_t gpus : {2, 4, 8}) {
@@ -151,9 +145,7 @@ TEST_CASE("emulated CUDA executor: MPI transport, one process per GPU", "[cuda-e
   for (Pass pass : {Pass::both, Pass::backward}) {
     Problem problem = problem_of(MaskKind::causal, 120, DType::bf16);
     problem.pass = pass;
-    const AttentionTensors inputs = random_inputs(problem, 6);
-    AttentionTensors reference = inputs;
-    dense_attention(problem, reference, true);
+    const auto [inputs, reference] = testing::reference_case(problem, 6);
     const Errors single = run(*local, "ring", problem, 1, Layout::contiguous, inputs, reference);
     for (const char* algorithm : {"ring", "mesh"}) {
       constexpr int kProcesses = 4;

@@ -302,30 +302,24 @@ TEST_CASE("emulated tensor-core kernels match fp64 attention at 16-bit precision
   // type's scale: bf16 keeps 8 significant bits (relative step 2^-8 = 0.39 %), fp16 11. The
   // bounds are 1.5-2x that step (errors seen: 0.1-0.3 % of each output's largest value).
   const Kernels tensor_cores = Kernels::tensor_cores;
+  auto check = [](const Errors& e, double output_bound, double gradient_bound) {
+    CHECK(e.out < output_bound);
+    CHECK(e.lse < 1e-5);  // the row sums stay in fp32
+    CHECK(e.d_q < gradient_bound);
+    CHECK(e.d_k < gradient_bound);
+    CHECK(e.d_v < output_bound);
+  };
   for (const MaskCase& mask : kMasks) {
     INFO("bf16, d=64, " << mask.name);
-    const Errors e = run_kernels<__nv_bfloat16>(tensor_cores, ElementType::bf16, 64, mask);
-    CHECK(e.out < 6e-3);
-    CHECK(e.lse < 1e-5);  // the row sums stay in fp32
-    CHECK(e.d_q < 8e-3);
-    CHECK(e.d_k < 8e-3);
-    CHECK(e.d_v < 6e-3);
+    check(run_kernels<__nv_bfloat16>(tensor_cores, ElementType::bf16, 64, mask), 6e-3, 8e-3);
   }
   {
     INFO("bf16, d=128, causal");
-    const Errors e = run_kernels<__nv_bfloat16>(tensor_cores, ElementType::bf16, 128, kMasks[1]);
-    CHECK(e.out < 6e-3);
-    CHECK(e.d_q < 8e-3);
-    CHECK(e.d_k < 8e-3);
-    CHECK(e.d_v < 6e-3);
+    check(run_kernels<__nv_bfloat16>(tensor_cores, ElementType::bf16, 128, kMasks[1]), 6e-3, 8e-3);
   }
   {
     INFO("fp16, d=64, causal");
-    const Errors e = run_kernels<__half>(tensor_cores, ElementType::fp16, 64, kMasks[1]);
-    CHECK(e.out < 1e-3);
-    CHECK(e.d_q < 1e-3);
-    CHECK(e.d_k < 1e-3);
-    CHECK(e.d_v < 1e-3);
+    check(run_kernels<__half>(tensor_cores, ElementType::fp16, 64, kMasks[1]), 1e-3, 1e-3);
   }
 }
 

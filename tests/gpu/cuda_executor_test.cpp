@@ -57,9 +57,7 @@ TEST_CASE("GPU kernels match the fp64 reference as closely as the CPU executor d
   for (DType dtype : {DType::fp32, DType::bf16, DType::fp16})
     for (MaskKind mask : {MaskKind::full, MaskKind::causal, MaskKind::sliding_window, MaskKind::documents}) {
       Problem problem = problem_of(mask, 1021, dtype);
-      AttentionTensors inputs = random_inputs(problem, 3);
-      AttentionTensors reference = inputs;
-      dense_attention(problem, reference, true);
+      const auto [inputs, reference] = testing::reference_case(problem, 3);
       const Errors on_gpu = run(*gpu, "ring", problem, 1, Layout::contiguous, inputs, reference);
       const Errors on_cpu = run(*cpu, "ring", problem, 1, Layout::contiguous, inputs, reference);
       INFO(to_string(dtype) << " " << to_string(mask));
@@ -74,9 +72,7 @@ TEST_CASE("virtual ranks on one GPU: ring and mesh for P = 4 ... 16", "[gpu]") {
   auto gpu = make_executor("cuda", {});
   for (MaskKind mask : {MaskKind::full, MaskKind::causal, MaskKind::documents}) {
     Problem problem = problem_of(mask, 2000, DType::bf16);
-    AttentionTensors inputs = random_inputs(problem, 4);
-    AttentionTensors reference = inputs;
-    dense_attention(problem, reference, true);
+    const auto [inputs, reference] = testing::reference_case(problem, 4);
     const Errors single = run(*gpu, "ring", problem, 1, Layout::contiguous, inputs, reference);
     for (const char* algorithm : {"ring", "mesh", "attention2d", "usp"})
       for (int32_t gpus : {4, 6, 8, 9, 16})
@@ -99,9 +95,7 @@ TEST_CASE("NCCL transport: one rank per GPU", "[gpu][nccl]") {
   auto gpu = make_executor("cuda", options);
   auto local = make_executor("cuda", {});
   Problem problem = problem_of(MaskKind::causal, 1024, DType::bf16);
-  AttentionTensors inputs = random_inputs(problem, 5);
-  AttentionTensors reference = inputs;
-  dense_attention(problem, reference, true);
+  const auto [inputs, reference] = testing::reference_case(problem, 5);
   const Errors single = run(*local, "ring", problem, 1, Layout::contiguous, inputs, reference);
   for (int32_t gpus : {2, 4, 8}) {
     Errors errors;
@@ -123,9 +117,7 @@ TEST_CASE("tensor-core and simple forward kernels agree with the reference", "[g
       Problem problem = problem_of(mask, 1021, DType::bf16);
       problem.head_dim = problem.head_dim_v = head_dim;
       problem.pass = Pass::forward;
-      AttentionTensors inputs = random_inputs(problem, 6);
-      AttentionTensors reference = inputs;
-      dense_attention(problem, reference, false);
+      const auto [inputs, reference] = testing::reference_case(problem, 6);
       const Errors simple = [&] {
         const SimpleKernelsForced simple_kernels;
         return run(*gpu, "ring", problem, 1, Layout::contiguous, inputs, reference);
@@ -152,9 +144,7 @@ TEST_CASE("tensor-core and simple backward kernels agree with the reference", "[
     for (MaskKind mask : {MaskKind::full, MaskKind::causal, MaskKind::sliding_window, MaskKind::documents}) {
       Problem problem = problem_of(mask, 1021, DType::bf16);
       problem.head_dim = problem.head_dim_v = head_dim;
-      AttentionTensors inputs = random_inputs(problem, 7);
-      AttentionTensors reference = inputs;
-      dense_attention(problem, reference, true);
+      const auto [inputs, reference] = testing::reference_case(problem, 7);
       const Errors simple = [&] {
         const SimpleKernelsForced simple_kernels;
         return run(*gpu, "ring", problem, 1, Layout::contiguous, inputs, reference);

@@ -2,7 +2,7 @@
 // CPU emulation of the part of the CUDA runtime that backend/cuda uses, so that its kernels and
 // its executor can be compiled as C++ and run by the tests on any machine: one device, memory
 // on the host, streams as queues run at random when the host waits (emulated_runtime.cpp), and
-// kernels run thread by thread (emulator.hpp).
+// kernels run thread by thread (emulator.cpp).
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -82,7 +82,7 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end);
 inline float __expf(float x) { return std::exp(x); }
 
 namespace tessera_emulation {
-// Runs `kernel` as grid x block CUDA threads (see emulator.hpp).
+// Runs `kernel` as grid x block CUDA threads (see emulator.cpp).
 void launch(dim3 grid, dim3 block, size_t dynamic_shared_bytes, const std::function<void()>& kernel);
 // The emulated machine has this many GPUs (for the nccl transport); their memory is all host memory.
 constexpr int kDevices = 8;
