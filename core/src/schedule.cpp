@@ -129,11 +129,12 @@ ScheduleBuilder::ScheduleBuilder(std::string algorithm, std::string variant, con
   stream("compute");  // stream 0 is always the compute stream
 }
 
-int32_t ScheduleBuilder::stream(const std::string& name) {
+int32_t ScheduleBuilder::stream(const std::string& name, int32_t buffers) {
   auto& names = schedule_.stream_names;
   auto it = std::find(names.begin(), names.end(), name);
   if (it != names.end()) return static_cast<int32_t>(it - names.begin());
   names.push_back(name);
+  schedule_.stream_buffers.push_back(std::max(0, buffers));
   return static_cast<int32_t>(names.size() - 1);
 }
 

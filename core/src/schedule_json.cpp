@@ -125,6 +125,7 @@ json schedule_to_json(const Schedule& schedule) {
   out["gpus"] = schedule.gpus;
   out["head_groups"] = schedule.head_groups;
   out["streams"] = schedule.stream_names;
+  out["stream_buffers"] = schedule.stream_buffers;
   json collectives = json::array();
   for (const auto& collective : schedule.collectives) {
     json transfers = json::array();
@@ -193,6 +194,17 @@ Schedule schedule_from_json(const json& in) {
   if (!streams.is_array() || streams.empty()) fail("streams", "expected a non-empty array of stream names");
   for (size_t index = 0; index < streams.size(); ++index)
     schedule.stream_names.push_back(text(streams[index], "streams[" + std::to_string(index) + "]"));
+  // Optional (files from before buffers existed): every stream unbounded.
+  schedule.stream_buffers.assign(schedule.stream_names.size(), 0);
+  if (in.contains("stream_buffers")) {
+    const json& buffers = in["stream_buffers"];
+    if (!buffers.is_array() || buffers.size() != streams.size())
+      fail("stream_buffers", "expected an array of " + std::to_string(streams.size()) +
+                                 " buffer counts, one per stream (0 = unbounded)");
+    for (size_t index = 0; index < buffers.size(); ++index)
+      schedule.stream_buffers[index] =
+          static_cast<int32_t>(integer(buffers[index], "stream_buffers[" + std::to_string(index) + "]", 0, 1 << 20));
+  }
 
   const int64_t last_gpu = schedule.gpus - 1;
   const json& collectives = field(in, "schedule", "collectives");

@@ -175,6 +175,76 @@ void record_accesses(const Schedule& schedule, ScheduleAnalysis& analysis) {
   }
 }
 
+// Which ops free each receive's buffer (ScheduleAnalysis::releases), and the edges that make
+// the k-th receive on a stream of B buffers wait for the releases of the (k-B)-th.
+void add_buffer_dependencies(const Schedule& schedule, ScheduleAnalysis& analysis, const std::vector<uint32_t>& gpu_offsets,
+                             const std::vector<uint32_t>& by_gpu, std::vector<std::pair<uint32_t, uint32_t>>& edges) {
+  const size_t op_count = schedule.ops.size();
+  const size_t streams = schedule.stream_names.size();
+  // Per receive, its last reader on each stream (kNone where none), `streams` entries apiece.
+  std::vector<uint32_t> receive_slot(op_count, kNone);
+  size_t receives = 0;
+  for (size_t index = 0; index < op_count; ++index)
+    if (schedule.ops[index].kind == OpKind::recv) receive_slot[index] = static_cast<uint32_t>(receives++);
+  std::vector<uint32_t> last_reader(receives * streams, kNone);
+
+  const size_t items_per_gpu = static_cast<size_t>(kDataKindCount) * schedule.head_groups * schedule.chunks();
+  auto slot = [&](const DataItem& item, bool inbox) {
+    size_t index = (static_cast<size_t>(item.kind) * schedule.head_groups + item.head_group) * schedule.chunks() + item.chunk;
+    return inbox ? index + items_per_gpu : index;
+  };
+  std::vector<uint32_t> holder(2 * items_per_gpu, kNone);  // the receive whose buffer holds a slot
+  std::vector<size_t> touched;
+  std::vector<std::vector<uint32_t>> stream_receives(streams);
+  for (int32_t gpu = 0; gpu < schedule.gpus; ++gpu) {
+    for (auto& list : stream_receives) list.clear();
+    for (uint32_t position = gpu_offsets[static_cast<size_t>(gpu)]; position < gpu_offsets[static_cast<size_t>(gpu) + 1];
+         ++position) {
+      const uint32_t index = by_gpu[position];
+      const Op& op = schedule.ops[index];
+      const auto accesses = analysis.accesses_of(index);
+      for (const auto& access : accesses) {
+        const bool local_input = access.access == Access::read && is_input(access.item.kind);
+        if (!local_input && access.access != Access::inbox_read) continue;
+        const uint32_t held_by = holder[slot(access.item, access.access == Access::inbox_read)];
+        if (held_by != kNone) last_reader[receive_slot[held_by] * streams + static_cast<size_t>(op.stream)] = index;
+      }
+      for (const auto& access : accesses) {
+        const bool inbox = access.access == Access::inbox_write || access.access == Access::inbox_read;
+        if (access.access == Access::read) continue;
+        const size_t at = slot(access.item, inbox);
+        // A receive takes the slot into its buffer; anything else that writes it (a collective
+        // gathering resident data, a merge emptying an inbox) ends the buffer's claim.
+        const bool claims = op.kind == OpKind::recv && access.access != Access::inbox_read;
+        if (holder[at] == kNone) touched.push_back(at);
+        holder[at] = claims ? index : kNone;
+      }
+      if (op.kind == OpKind::recv) stream_receives[static_cast<size_t>(op.stream)].push_back(index);
+    }
+    for (size_t at : touched) holder[at] = kNone;
+    touched.clear();
+    for (size_t stream = 0; stream < streams; ++stream) {
+      const auto buffers = static_cast<size_t>(schedule.buffers_of_stream(static_cast<int32_t>(stream)));
+      const auto& list = stream_receives[stream];
+      if (buffers == 0) continue;
+      for (size_t k = buffers; k < list.size(); ++k) {
+        const size_t earlier = receive_slot[list[k - buffers]];
+        for (size_t s = 0; s < streams; ++s)
+          if (last_reader[earlier * streams + s] != kNone) edges.emplace_back(list[k], last_reader[earlier * streams + s]);
+      }
+    }
+  }
+  analysis.release_offsets.assign(op_count + 1, 0);
+  analysis.releases.clear();
+  for (size_t index = 0; index < op_count; ++index) {
+    if (receive_slot[index] != kNone)
+      for (size_t s = 0; s < streams; ++s)
+        if (last_reader[receive_slot[index] * streams + s] != kNone)
+          analysis.releases.push_back(last_reader[receive_slot[index] * streams + s]);
+    analysis.release_offsets[index + 1] = static_cast<uint32_t>(analysis.releases.size());
+  }
+}
+
 std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analysis) {
   const size_t op_count = schedule.ops.size();
   record_accesses(schedule, analysis);
@@ -216,7 +286,8 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
               if (!written && item.chunk != gpu)
                 return "data not present: " + schedule.describe(op) + " reads " + to_string(item) +
                        ", which is not GPU " + std::to_string(gpu) + "'s own chunk and was not received earlier";
-            } else if (!written && op.kind != OpKind::merge) {
+            } else if (!written && op.kind != OpKind::merge && op.kind != OpKind::collective) {
+              // (A collective moves fixed-shape buffers: a partial nothing wrote goes as zeros.)
               return "data not present: " + schedule.describe(op) + " sends the partial " + to_string(item) +
                      ", but nothing on GPU " + std::to_string(gpu) + " computed or merged it before";
             }
@@ -248,6 +319,9 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
       for (uint32_t dep : found) edges.emplace_back(index, dep);
     }
   }
+  add_buffer_dependencies(schedule, analysis, gpu_offsets, by_gpu, edges);
+  std::sort(edges.begin(), edges.end());
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
   // Counting sort of the edges by op gives the CSR arrays.
   analysis.dep_offsets.assign(op_count + 1, 0);
   for (const auto& edge : edges) ++analysis.dep_offsets[edge.first + 1];
@@ -368,6 +442,13 @@ std::string find_execution_order(const Schedule& schedule, ScheduleAnalysis& ana
     text += schedule.describe(schedule.ops[chain[step]]);
   }
   if (chain.size() > 6) text += ", ...";
+  for (size_t stream = 0; stream < schedule.stream_names.size(); ++stream)
+    if (schedule.buffers_of_stream(static_cast<int32_t>(stream)) > 0) {
+      text += " (receives wait for free buffers: stream " + schedule.stream_names[stream] + " has " +
+              std::to_string(schedule.buffers_of_stream(static_cast<int32_t>(stream))) +
+              "; the schedule may need more, e.g. --buffers 0 for unbounded)";
+      break;
+    }
   if (!chain.empty()) {
     uint32_t next = waits_for(chain.back());
     if (next != kNone && seen[next]) text += " (a cycle)";

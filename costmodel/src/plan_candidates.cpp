@@ -2,11 +2,13 @@
 
 namespace tessera {
 
-std::vector<Candidate> plan_candidates(const Problem& problem, int32_t gpus, std::optional<Layout> layout) {
+std::vector<Candidate> plan_candidates(const Problem& problem, int32_t gpus, std::optional<Layout> layout,
+                                       int32_t buffers) {
   std::vector<Candidate> candidates;
   GeneratorOptions base;
   base.gpus = gpus;
   base.layout = layout;
+  base.buffers = buffers;
   auto add = [&](const std::string& algorithm, std::optional<TileShape> tile, const std::string& variant) {
     GeneratorOptions options = base;
     options.tile = tile;
@@ -14,6 +16,7 @@ std::vector<Candidate> plan_candidates(const Problem& problem, int32_t gpus, std
     candidates.push_back({algorithm, options});
   };
   add("ring", std::nullopt, "");
+  add("ring", std::nullopt, "pass-q");  // queries travel: fewer bytes when H/G is small
   if (!layout && problem.mask.kind != MaskKind::full) {
     // Without a chosen layout, show what the balanced layouts buy over the plain one.
     GeneratorOptions contiguous = base;

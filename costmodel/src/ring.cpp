@@ -1,57 +1,31 @@
-// Ring-Attention, pass-KV: every GPU keeps its query chunk and the key/value chunks travel
-// around the ring, one hop per step; GPU p meets KV chunk p - s at step s. In the backward
-// pass the dK/dV partial of each chunk travels with it, collects one contribution per GPU and
-// finally returns to its owner (P hops in all). The layout only changes which tokens a chunk
-// holds, so contiguous, zigzag and striped rings share this one generator.
+// Ring-Attention: every GPU keeps one side of the attention and the other travels around the
+// ring of all P GPUs, one hop per step (ring_emitter.hpp): pass-KV (the default; queries stay)
+// or pass-Q (keys and values stay). The layout only changes which tokens a chunk holds, so
+// contiguous, zigzag and striped rings share this one generator. Which side should travel
+// follows from H/G: pass-KV moves 2·G·d per token and pass-Q about (2·H·d + H) (Q out, O back).
+#include "ring_emitter.hpp"
 #include "tessera/costmodel/generators.hpp"
 
 namespace tessera {
 
-namespace {
-int32_t wrap(int64_t value, int32_t size) { return static_cast<int32_t>(((value % size) + size) % size); }
-}  // namespace
-
 Schedule generate_ring(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid) {
   const int32_t gpus = options.gpus;
-  ScheduleBuilder builder("ring", to_string(grid.layout()), problem, grid.layout(), gpus);
-  const int32_t compute = builder.stream("compute");
-  const int32_t send = builder.stream("kv_send");
-  const int32_t recv = builder.stream("kv_recv");
-  auto compute_if_work = [&](int32_t gpu, Pass pass, int32_t q, int32_t kv) {
-    if (grid.has_work(q, kv)) builder.compute(gpu, pass, BlockRef{0, q, kv}, compute);
-  };
-
-  if (problem.has_forward()) {
-    builder.set_pass(Pass::forward);
-    for (int32_t p = 0; p < gpus; ++p) {
-      const int32_t next = wrap(p + 1, gpus), previous = wrap(p - 1, gpus);
-      compute_if_work(p, Pass::forward, p, p);
-      for (int32_t step = 1; step < gpus; ++step) {
-        builder.send(p, send, next, {DataItem{DataKind::KV, 0, wrap(p - step + 1, gpus)}});
-        builder.recv(p, recv, previous, {DataItem{DataKind::KV, 0, wrap(p - step, gpus)}});
-        compute_if_work(p, Pass::forward, p, wrap(p - step, gpus));
-      }
-    }
+  const RingSide side = parse_ring_side(options.variant);
+  std::string variant = to_string(grid.layout());
+  if (side == RingSide::pass_q) variant = "pass-q " + variant;
+  ScheduleBuilder builder("ring", variant, problem, grid.layout(), gpus);
+  const RingStreams streams = make_ring_streams(builder, side, options.buffers);
+  std::vector<int32_t> members;
+  std::vector<std::vector<int32_t>> chunks;
+  for (int32_t gpu = 0; gpu < gpus; ++gpu) {
+    members.push_back(gpu);
+    chunks.push_back({gpu});
   }
-  if (problem.has_backward()) {
-    builder.set_pass(Pass::backward);
-    for (int32_t p = 0; p < gpus; ++p) {
-      const int32_t next = wrap(p + 1, gpus), previous = wrap(p - 1, gpus);
-      compute_if_work(p, Pass::backward, p, p);
-      for (int32_t step = 1; step < gpus; ++step) {
-        const int32_t outgoing = wrap(p - step + 1, gpus), incoming = wrap(p - step, gpus);
-        builder.send(p, send, next, {DataItem{DataKind::KV, 0, outgoing}, DataItem{DataKind::dKV, 0, outgoing}});
-        builder.recv(p, recv, previous, {DataItem{DataKind::KV, 0, incoming}, DataItem{DataKind::dKV, 0, incoming}});
-        compute_if_work(p, Pass::backward, p, incoming);
-        builder.merge(p, compute, {DataItem{DataKind::dKV, 0, incoming}});
-      }
-      if (gpus > 1) {
-        // The last hop brings every dK/dV partial home, complete.
-        builder.send(p, send, next, {DataItem{DataKind::dKV, 0, next}});
-        builder.recv(p, recv, previous, {DataItem{DataKind::dKV, 0, p}});
-        builder.merge(p, compute, {DataItem{DataKind::dKV, 0, p}});
-      }
-    }
+  const RingPass ring = make_ring_pass(grid, side, 0, std::move(members), std::move(chunks));
+  for (Pass pass : {Pass::forward, Pass::backward}) {
+    if (pass == Pass::forward ? !problem.has_forward() : !problem.has_backward()) continue;
+    builder.set_pass(pass);
+    for (int32_t gpu = 0; gpu < gpus; ++gpu) emit_ring_pass(builder, grid, streams, ring, pass, gpu);
   }
   return builder.finish();
 }

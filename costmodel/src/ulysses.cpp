@@ -15,7 +15,7 @@ Schedule generate_ulysses(const Problem& problem, const GeneratorOptions& option
                     " (try usp, which splits heads only inside groups)");
   ScheduleBuilder builder("ulysses", "u=" + std::to_string(gpus) + " " + to_string(grid.layout()), problem,
                           grid.layout(), gpus, gpus);
-  emit_head_split_ring(builder, grid, gpus, 1);
+  emit_head_split_ring(builder, grid, gpus, 1, options.buffers);
   return builder.finish();
 }
 

@@ -28,7 +28,7 @@ Schedule generate_usp(const Problem& problem, const GeneratorOptions& options, c
   ScheduleBuilder builder("usp", "u=" + std::to_string(shape.first) + " r=" + std::to_string(shape.second) + " " +
                                      to_string(grid.layout()),
                           problem, grid.layout(), gpus, shape.first);
-  emit_head_split_ring(builder, grid, shape.first, shape.second);
+  emit_head_split_ring(builder, grid, shape.first, shape.second, options.buffers);
   return builder.finish();
 }
 

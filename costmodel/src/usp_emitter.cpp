@@ -1,5 +1,7 @@
 #include "usp_emitter.hpp"
 
+#include "ring_emitter.hpp"
+
 namespace tessera {
 
 namespace {
@@ -17,12 +19,6 @@ struct Geometry {
     return list;
   }
 };
-
-std::vector<DataItem> items(DataKind kind, int32_t head_group, const std::vector<int32_t>& chunks) {
-  std::vector<DataItem> list;
-  for (int32_t chunk : chunks) list.push_back(DataItem{kind, head_group, chunk});
-  return list;
-}
 
 // An all-to-all inside one group: GPU (g, x) sends, for each other head y, the items
 // make(y, chunk of x) to GPU (g, y) — or the reverse direction when `back` is set, where
@@ -47,23 +43,14 @@ int32_t group_all_to_all(ScheduleBuilder& builder, Pass pass, const Geometry& me
 
 }  // namespace
 
-void emit_head_split_ring(ScheduleBuilder& builder, const BlockGrid& grid, int32_t u, int32_t r) {
+void emit_head_split_ring(ScheduleBuilder& builder, const BlockGrid& grid, int32_t u, int32_t r, int32_t buffers) {
   const Problem& problem = builder.peek().problem;
   const Geometry mesh{u, r};
   const int32_t gpus = u * r;
   const int32_t compute = builder.stream("compute");
   const int32_t collective = builder.stream("collective");
-  const int32_t send = builder.stream("kv_send");
-  const int32_t recv = builder.stream("kv_recv");
+  const RingStreams streams = make_ring_streams(builder, RingSide::pass_kv, buffers);
 
-  // Blocks of head group `head` between the query chunks of `group` and the KV chunks of `other`.
-  auto blocks = [&](int32_t head, int32_t group, int32_t other) {
-    std::vector<BlockRef> list;
-    for (int32_t q : mesh.chunks(group))
-      for (int32_t kv : mesh.chunks(other))
-        if (grid.has_work(q, kv)) list.push_back(BlockRef{head, q, kv});
-    return list;
-  };
   auto single = [](DataKind kind) {
     return [kind](int32_t head, int32_t chunk) { return std::vector<DataItem>{DataItem{kind, head, chunk}}; };
   };
@@ -93,32 +80,21 @@ void emit_head_split_ring(ScheduleBuilder& builder, const BlockGrid& grid, int32
         }
       }
     }
+    // The KV ring of the GPUs that compute head group h, one per group of u.
+    std::vector<RingPass> rings;
+    for (int32_t head = 0; head < u; ++head) {
+      std::vector<int32_t> members;
+      std::vector<std::vector<int32_t>> chunks;
+      for (int32_t group = 0; group < r; ++group) {
+        members.push_back(mesh.gpu(group, head));
+        chunks.push_back(mesh.chunks(group));
+      }
+      rings.push_back(make_ring_pass(grid, RingSide::pass_kv, head, std::move(members), std::move(chunks)));
+    }
     for (int32_t gpu = 0; gpu < gpus; ++gpu) {
       const int32_t group = mesh.group_of(gpu), head = mesh.head_of(gpu);
-      const int32_t next = mesh.gpu(mesh.wrap(group + 1), head), previous = mesh.gpu(mesh.wrap(group - 1), head);
       for (int32_t c : inbound[static_cast<size_t>(group)]) builder.collective_op(gpu, collective, c);
-      builder.compute(gpu, pass, blocks(head, group, group), compute);
-      for (int32_t step = 1; step < r; ++step) {
-        const auto outgoing = mesh.chunks(mesh.wrap(group - step + 1));
-        const auto incoming = mesh.chunks(mesh.wrap(group - step));
-        std::vector<DataItem> sent = items(DataKind::KV, head, outgoing), received = items(DataKind::KV, head, incoming);
-        if (backward) {
-          // dK/dV partials travel with their K/V and collect one contribution per group.
-          auto partial_out = items(DataKind::dKV, head, outgoing), partial_in = items(DataKind::dKV, head, incoming);
-          sent.insert(sent.end(), partial_out.begin(), partial_out.end());
-          received.insert(received.end(), partial_in.begin(), partial_in.end());
-        }
-        builder.send(gpu, send, next, sent);
-        builder.recv(gpu, recv, previous, received);
-        builder.compute(gpu, pass, blocks(head, group, mesh.wrap(group - step)), compute);
-        if (backward) builder.merge(gpu, compute, items(DataKind::dKV, head, incoming));
-      }
-      if (backward && r > 1) {
-        // The last hop brings every dK/dV partial back to its group, complete.
-        builder.send(gpu, send, next, items(DataKind::dKV, head, mesh.chunks(mesh.wrap(group + 1))));
-        builder.recv(gpu, recv, previous, items(DataKind::dKV, head, mesh.chunks(group)));
-        builder.merge(gpu, compute, items(DataKind::dKV, head, mesh.chunks(group)));
-      }
+      emit_ring_pass(builder, grid, streams, rings[static_cast<size_t>(head)], pass, group);
       for (int32_t c : outbound[static_cast<size_t>(group)]) builder.collective_op(gpu, collective, c);
       if (u > 1) {
         // Outputs of the other head groups arrive for this GPU's own chunk.

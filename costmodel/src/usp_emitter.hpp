@@ -6,6 +6,7 @@
 
 namespace tessera {
 
-void emit_head_split_ring(ScheduleBuilder& builder, const BlockGrid& grid, int32_t u, int32_t r);
+// The ring receives take `buffers` remote-chunk buffers each (0 = unbounded).
+void emit_head_split_ring(ScheduleBuilder& builder, const BlockGrid& grid, int32_t u, int32_t r, int32_t buffers);
 
 }  // namespace tessera

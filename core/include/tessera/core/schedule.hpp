@@ -99,6 +99,11 @@ struct Schedule {
   int32_t gpus = 1;
   int32_t head_groups = 1;
   std::vector<std::string> stream_names;
+  // Remote-chunk buffers of each stream (parallel to stream_names; 0 = unbounded). A receive on
+  // a bounded stream takes one buffer and holds it until every op that reads what it brought
+  // has run (a merge empties an inbox); the next receive waits for a free one. The dependency
+  // analysis turns this into ordering, so every consumer honours it alike.
+  std::vector<int32_t> stream_buffers;
   std::vector<Op> ops;
   std::vector<BlockRef> blocks;
   std::vector<DataItem> items;
@@ -110,6 +115,10 @@ struct Schedule {
   std::span<const DataItem> items_of(const Op& op) const { return {items.data() + op.first, op.count}; }
   std::span<const DataItem> items_of(const Transfer& transfer) const {
     return {items.data() + transfer.first_item, transfer.item_count};
+  }
+  // Remote-chunk buffers of a stream (0 = unbounded; streams without an entry are unbounded).
+  int32_t buffers_of_stream(int32_t stream) const {
+    return stream >= 0 && static_cast<size_t>(stream) < stream_buffers.size() ? stream_buffers[static_cast<size_t>(stream)] : 0;
   }
   std::string name() const { return variant.empty() ? algorithm : algorithm + " " + variant; }
   std::string describe(const Op& op) const;  // "GPU 3 recv KV[2] from GPU 2 (op 17, stream kv_recv)"
@@ -126,7 +135,9 @@ class ScheduleBuilder {
   ScheduleBuilder(std::string algorithm, std::string variant, const Problem& problem, Layout layout, int32_t gpus,
                   int32_t head_groups = 1);
 
-  int32_t stream(const std::string& name);  // index of a named stream, created on first use
+  // Index of a named stream, created on first use with `buffers` remote-chunk buffers (0 =
+  // unbounded; see Schedule::stream_buffers).
+  int32_t stream(const std::string& name, int32_t buffers = 0);
   void compute(int32_t gpu, Pass pass, std::span<const BlockRef> blocks, int32_t stream = 0);
   void compute(int32_t gpu, Pass pass, BlockRef block, int32_t stream = 0) { compute(gpu, pass, {&block, 1}, stream); }
   void send(int32_t gpu, int32_t stream, int32_t to, std::span<const DataItem> items);

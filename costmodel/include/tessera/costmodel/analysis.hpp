@@ -33,6 +33,13 @@ struct ScheduleAnalysis {
   std::vector<int32_t> partner;                     // the matched recv of a send and vice versa; -1 otherwise
   std::vector<std::vector<uint32_t>> collective_ops;  // per collective, its member ops
   std::vector<uint32_t> order;                      // ops in an order that respects all of the above
+  // Remote-chunk buffers. For every receive, the ops whose completion frees what it brought:
+  // on each stream, the last op that reads a received input before it is replaced, and the
+  // merge that empties a received partial (CSR; empty for other ops). On a stream with B
+  // buffers (Schedule::stream_buffers), the k-th receive depends on the releases of the
+  // (k-B)-th, so it waits for a free buffer; those edges are part of `deps`.
+  std::vector<uint32_t> release_offsets;
+  std::vector<uint32_t> releases;
   // The dependencies reversed (CSR): ops waiting for op i are successors[successor_offsets[i] ..).
   std::vector<uint32_t> successor_offsets;
   std::vector<uint32_t> successors;
@@ -42,6 +49,9 @@ struct ScheduleAnalysis {
   }
   std::span<const uint32_t> successors_of(size_t op) const {
     return {successors.data() + successor_offsets[op], successor_offsets[op + 1] - successor_offsets[op]};
+  }
+  std::span<const uint32_t> releases_of(size_t op) const {
+    return {releases.data() + release_offsets[op], release_offsets[op + 1] - release_offsets[op]};
   }
   std::span<const uint32_t> deps_of(size_t op) const {
     return {deps.data() + dep_offsets[op], dep_offsets[op + 1] - dep_offsets[op]};
