@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -18,10 +19,12 @@
 #include "tessera/core/schedule_json.hpp"
 #include "tessera/costmodel/checker.hpp"
 #include "tessera/costmodel/report_json.hpp"
+#include "tessera/scenario/plan_hardware.hpp"
+#include "tessera/sim/overheads.hpp"
 #include "tessera/sim/simulator.hpp"
 #include "tessera/topologies/description.hpp"
 #include "tessera/topologies/link_loads.hpp"
-#include "tessera/topologies/placement.hpp"
+#include "tessera/topologies/placement_search.hpp"
 #include "tessera/topologies/routed_network.hpp"
 
 namespace tessera::cli {
@@ -44,7 +47,9 @@ std::string describe_problem(const Problem& problem, int32_t gpus) {
 
 struct NetworkFigures {
   std::string topology;
-  std::string placement;
+  std::string placement;  // the order used (topologies/placement.hpp names them)
+  bool placement_searched = false;  // chosen by --placement auto
+  std::string routing;
   int64_t busiest_link_bytes = 0;
   std::string busiest_link;
   std::array<int64_t, kDataKindCount> inter_node_bytes{};
@@ -55,7 +60,13 @@ struct Costed {
   CostReport report;
   std::optional<NetworkFigures> network;
   std::optional<double> simulated_s;  // makespan from the simulator, when asked for
+  std::optional<TimeLowerBound> simulated_bound = std::nullopt;  // the time bound as the simulator prices
   double rank_s() const { return simulated_s.value_or(report.time_s); }
+  // rank_s() over the time bound of the same model: never below 1.
+  double rank_over_bound() const {
+    const double bound_s = simulated_bound ? simulated_bound->total_s() : report.lower_bound_time.total_s();
+    return bound_s > 0 ? rank_s() / bound_s : 0;
+  }
 };
 
 // What plan ranks by: the simulator (flow fidelity) on the topology, or the analytic model.
@@ -70,32 +81,71 @@ std::string link_name(const topo::Topology& topology, int32_t edge) {
   return graph[boost::source(id, graph)].name + "->" + graph[boost::target(id, graph)].name;
 }
 
+// The time bound against the simulated makespan (lower_bound.hpp): blocks priced by the
+// simulator's GPU model, and the byte bound over the links into the best-connected GPU, which
+// is what the simulator's own receive bound divides a GPU's bytes by.
+TimeLowerBound simulated_time_bound(const Schedule& schedule, const BlockGrid& grid, const topo::Topology& topology,
+                                    const sim::GpuProfile& gpu) {
+  double fastest_bytes_per_s = 0;
+  for (auto vertex : topology.gpu_vertices) {
+    double into_bytes_per_s = 0;
+    for (auto [edge, end] = boost::in_edges(vertex, topology.graph); edge != end; ++edge)
+      into_bytes_per_s += topology.graph[*edge].bytes_per_s;
+    fastest_bytes_per_s = std::max(fastest_bytes_per_s, into_bytes_per_s);
+  }
+  return time_lower_bound(
+      schedule, grid, [&](const Schedule& ideal, const Op& op) { return sim::op_compute_s(ideal, grid, op, gpu); },
+      fastest_bytes_per_s);
+}
+
 // Generates, checks and costs.
 Costed generate_and_cost(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options,
                          const Hardware& hardware, const NetworkChoice& network, const RankingModel& model = {}) {
-  CheckedSchedule checked = generate_checked(algorithm, problem, options);
+  // A Mesh schedule is planned for this network and the GPU that prices it (plan_hardware.hpp).
+  scenario::PlanTarget target{hardware, network.topology ? &*network.topology : nullptr, network.placement, {}, std::nullopt};
+  if (model.simulate)
+    target.flops_per_s = model.gpu.block_flops_per_s(problem.dtype, static_cast<double>(problem.seq_len) / options.gpus);
+  CheckedSchedule checked = scenario::generate_checked(algorithm, problem, options, target);
   Costed costed{std::move(checked.schedule), {}, std::nullopt, std::nullopt};
   const BlockGrid& grid = *checked.grid;
   const ScheduleAnalysis& analysis = checked.analysis;
+  // One placement serves the simulator and the routed cost. With the simulator, "auto" lets it
+  // decide near-ties on the busiest link (placement_search.hpp); each order is simulated once.
+  std::optional<topo::RankPlacement> chosen;
   if (model.simulate) {
     topo::Topology topology = network.topology ? *network.topology : uniform_topology(costed.schedule.gpus, hardware);
-    std::vector<int32_t> placement = topo::place_ranks(topology, costed.schedule, network.placement);
-    costed.simulated_s =
-        sim::simulate(costed.schedule, grid, analysis, topology, placement, model.gpu, sim::SimOptions{}).makespan_s;
+    sim::GpuProfile gpu = model.gpu;
+    sim::SimOptions sim_options;
+    sim::apply_overheads(hardware, "", gpu, sim_options);
+    std::map<std::vector<int32_t>, double> simulated_s;
+    auto simulate = [&](const std::vector<int32_t>& ranks) {
+      auto [known, added] = simulated_s.emplace(ranks, 0.0);
+      if (added)
+        known->second = sim::simulate(costed.schedule, grid, analysis, topology, ranks, gpu, sim_options).makespan_s;
+      return known->second;
+    };
+    topo::PlacementSearch search;
+    search.simulated_s = simulate;
+    chosen = topo::choose_placement(topology, costed.schedule, grid, network.placement, search);
+    costed.simulated_s = simulate(chosen->gpu_of_rank);
+    costed.simulated_bound = simulated_time_bound(costed.schedule, grid, topology, gpu);
   }
   if (!network.topology) {
     costed.report = cost_schedule(costed.schedule, grid, analysis, hardware);
     return costed;
   }
   const topo::Topology& topology = *network.topology;
-  std::vector<int32_t> placement = topo::place_ranks(topology, costed.schedule, network.placement);
+  if (!chosen) chosen = topo::choose_placement(topology, costed.schedule, grid, network.placement);
+  const std::vector<int32_t>& placement = chosen->gpu_of_rank;
   topo::RoutedNetwork routed(topology, placement);
   costed.report = cost_schedule(costed.schedule, grid, analysis, hardware, &routed);
   topo::Router router(topology);
   topo::LinkLoads loads = topo::compute_link_loads(router, placement, costed.schedule, grid);
   NetworkFigures figures;
   figures.topology = topology.name;
-  figures.placement = network.placement;
+  figures.placement = chosen->order;
+  figures.placement_searched = chosen->searched;
+  figures.routing = topo::to_string(topology.routing);
   figures.busiest_link_bytes = loads.busiest_edge_bytes;
   if (loads.busiest_edge >= 0) figures.busiest_link = link_name(topology, loads.busiest_edge);
   figures.inter_node_bytes = loads.inter_node_bytes;
@@ -109,6 +159,8 @@ json network_to_json(const NetworkFigures& figures) {
     inter_node[to_string(static_cast<DataKind>(kind))] = figures.inter_node_bytes[static_cast<size_t>(kind)];
   return json{{"topology", figures.topology},
               {"placement", figures.placement},
+              {"placement_searched", figures.placement_searched},
+              {"routing", figures.routing},
               {"busiest_link", figures.busiest_link},
               {"busiest_link_bytes", figures.busiest_link_bytes},
               {"inter_node_bytes_by_kind", inter_node}};
@@ -117,8 +169,24 @@ json network_to_json(const NetworkFigures& figures) {
 json costed_to_json(const Costed& costed, bool per_gpu) {
   json out = cost_report_to_json(costed.schedule, costed.report, per_gpu);
   if (costed.simulated_s) out["simulated_s"] = *costed.simulated_s;
+  if (costed.simulated_bound) {
+    out["simulated_lower_bound_time_s"] = {{"compute", costed.simulated_bound->compute_s},
+                                           {"communication", costed.simulated_bound->communication_s},
+                                           {"total", costed.simulated_bound->total_s()}};
+    out["simulated_over_lower_bound"] = costed.rank_over_bound();
+  }
   if (costed.network) out["network"] = network_to_json(*costed.network);
   return out;
+}
+
+// "buffers: kv_recv 2, dkv_recv 2" (receive streams that wait for a free buffer).
+std::string describe_buffers(const Schedule& schedule) {
+  std::string text;
+  for (size_t stream = 0; stream < schedule.stream_names.size(); ++stream) {
+    const int32_t buffers = schedule.buffers_of_stream(static_cast<int32_t>(stream));
+    if (buffers > 0) text += (text.empty() ? "" : ", ") + schedule.stream_names[stream] + " " + std::to_string(buffers);
+  }
+  return text.empty() ? "no stream bounded (--buffers 0)" : "buffers: " + text;
 }
 
 void print_cost(const Costed& costed, std::ostream& out) {
@@ -135,16 +203,22 @@ void print_cost(const Costed& costed, std::ostream& out) {
       table.add_row({"  received " + to_string(static_cast<DataKind>(kind)) + " (mean per GPU)", format_bytes(bytes), ""});
   }
   table.add_row({"FLOPs, busiest GPU", format_fixed(report.flops_max / 1e12, 2) + " TFLOP", ""});
-  table.add_row({"peak buffer memory", format_bytes(static_cast<double>(report.peak_memory_bytes_max)),
-                 "own chunks + received + partials"});
+  table.add_row({"peak memory", format_bytes(static_cast<double>(report.peak_memory_bytes_max)),
+                 "busiest GPU: resident chunks + transfer buffers"});
+  table.add_row({"  transfer buffers", format_bytes(static_cast<double>(report.peak_transfer_bytes_max)),
+                 "received chunks and partials held at once; " + describe_buffers(costed.schedule)});
   table.add_row({"CommCom ratio", format_fixed(report.bytes_per_flop * 1e3, 3) + " B/kFLOP",
                  "comm/compute time " + format_fixed(report.comm_over_compute, 2)});
   table.add_row({"lower bound (received)", format_bytes(report.lower_bound.total_bytes()),
-                 "research/peers.md 5.2; no head split"});
+                 "no schedule's busiest GPU receives less, heads split or not"});
   table.add_row({"received / lower bound", format_fixed(report.lower_bound_ratio, 2), ""});
+  table.add_row({"lower bound (time)", format_seconds(report.lower_bound_time.total_s()),
+                 "larger of the least compute and the bytes bound over the busiest GPU's bandwidth"});
+  table.add_row({"time / lower bound", format_fixed(report.time_over_lower_bound, 2), ""});
   if (costed.network) {
     const NetworkFigures& network = *costed.network;
-    table.add_row({"topology", network.topology, "placement " + network.placement});
+    table.add_row({"topology", network.topology, "placement " + network.placement + (network.placement_searched ? " (auto)" : "") +
+                                                       ", routing " + network.routing});
     table.add_row({"busiest link", format_bytes(static_cast<double>(network.busiest_link_bytes)), network.busiest_link});
     int64_t inter_node = 0;
     for (int64_t bytes : network.inter_node_bytes) inter_node += bytes;
@@ -208,7 +282,7 @@ int run_plan(const ProblemFlags& problem_flags, const HardwareFlags& hardware_fl
   } else if (common.model != "analytic") {
     throw UserError("--model: '" + common.model + "' is not one of flow, analytic");
   }
-  std::vector<Candidate> candidates = plan_candidates(problem, base.gpus, base.layout);
+  std::vector<Candidate> candidates = plan_candidates(problem, base.gpus, base.layout, base.buffers);
   std::vector<Costed> ranked;
   std::vector<std::pair<std::string, std::string>> skipped;  // name, reason
   const bool progress = stderr_is_terminal() && !common.json;
@@ -283,26 +357,32 @@ int run_plan(const ProblemFlags& problem_flags, const HardwareFlags& hardware_fl
   std::cout << "Analytical alpha-beta model: " << format_fixed(hardware.peak_flops_per_s / 1e12, 0) << " TFLOP/s peak at "
             << format_fixed(hardware.compute_efficiency * 100, 0) << " %, ";
   if (network.topology) {
-    std::cout << "network " << network.topology->name << " (routed paths, no contention), placement "
-              << network.placement << "\n\n";
+    std::cout << "network " << network.topology->name << " (routed paths, no contention, "
+              << topo::to_string(network.topology->routing) << " routing), placement " << network.placement
+              << (network.placement == "auto" ? " (chosen per schedule: the placement column)" : "") << "\n\n";
   } else {
     std::cout << "links " << format_fixed(hardware.link_bytes_per_s / 1e9, 1) << " GB/s and "
               << format_fixed(hardware.link_latency_s * 1e6, 1) << " us per GPU pair (uniform network)\n\n";
   }
   std::vector<std::string> headers = {"rank", "schedule"};
+  if (network.topology) headers.push_back("placement");
   if (model.simulate) headers.push_back("simulated");
-  for (const char* header : {"analytic", "vs best", "recv/GPU", "vs bound", "peak mem", "comm/compute"})
+  for (const char* header :
+       {"analytic", "vs best", "recv/GPU", "bytes/bound", "time/bound", "peak mem", "transfer buf", "comm/compute"})
     headers.push_back(header);
   Table table(headers);
   const double best = ranked.empty() ? 0 : ranked.front().rank_s();
   for (size_t index = 0; index < shown; ++index) {
     const CostReport& report = ranked[index].report;
     std::vector<std::string> row = {std::to_string(index + 1), ranked[index].schedule.name()};
+    if (network.topology) row.push_back(ranked[index].network ? ranked[index].network->placement : "");
     if (model.simulate) row.push_back(format_seconds(ranked[index].rank_s()));
     row.insert(row.end(), {format_seconds(report.time_s), format_fixed(best > 0 ? ranked[index].rank_s() / best : 0, 2) + "x",
                    format_bytes(static_cast<double>(report.recv_bytes_max)),
                    format_fixed(report.lower_bound_ratio, 2) + "x",
+                   format_fixed(ranked[index].rank_over_bound(), 2) + "x",
                    format_bytes(static_cast<double>(report.peak_memory_bytes_max)),
+                   format_bytes(static_cast<double>(report.peak_transfer_bytes_max)),
                    format_fixed(report.comm_over_compute, 2)});
     table.add_row(row);
   }
@@ -313,7 +393,10 @@ int run_plan(const ProblemFlags& problem_flags, const HardwareFlags& hardware_fl
     for (const auto& [name, reason] : skipped) std::cout << "  " << name << ": " << reason << "\n";
   }
   std::cout << "\n" << ranked.size() << " schedules generated, checked and costed in " << format_seconds(elapsed_s)
-            << ". Bytes are SI (1 MB = 1e6 B); vs bound = received / the per-GPU lower bound.\n";
+            << ". Bytes are SI (1 MB = 1e6 B). bytes/bound = received by the busiest GPU / the least any\n"
+            << "schedule's busiest GPU receives; time/bound = the ranked time / the least time any schedule\n"
+            << "takes in the same model (the larger of the busiest GPU's least compute and the bytes bound\n"
+            << "over its bandwidth).\n";
   return 0;
 }
 

@@ -16,13 +16,17 @@ void add_problem_flags(CLI::App& app, ProblemFlags& flags) {
   app.add_option("--documents", flags.documents, "document lengths for --mask documents, e.g. 512K,256K,256K");
   app.add_option("--layout", flags.layout, "contiguous, zigzag or striped (default: zigzag unless the mask is full)");
   app.add_option("--pass", flags.pass, "forward, backward or both")->capture_default_str();
+  app.add_option("--buffers", flags.buffers,
+                 "remote-chunk buffers per receive stream of a ring (2: double buffering, as production "
+                 "implementations; 0: unbounded run-ahead)")
+      ->capture_default_str();
 }
 
 void add_schedule_flags(CLI::App& app, ScheduleFlags& flags, bool algorithm_required) {
   auto* algo = app.add_option("--algo,-a", flags.algorithm, "schedule generator (see `tessera schedules`)");
   if (algorithm_required) algo->required();
   app.add_option("--tile", flags.tile, "mesh: AxB (A query chunks per tile); attention2d: ROWSxCOLS; usp: UxR");
-  app.add_option("--variant", flags.variant, "attention2d: collective or ring");
+  app.add_option("--variant", flags.variant, "attention2d: collective or ring; ring: pass-kv or pass-q");
   app.add_option("--input", flags.input, "for --algo file / assignment: the JSON file");
 }
 
@@ -32,13 +36,30 @@ void add_hardware_flags(CLI::App& app, HardwareFlags& flags) {
   app.add_option("--hbm-gbps", flags.hbm_gbps, "GPU memory bandwidth, GB/s (1 GB/s = 1e9 B/s)")->capture_default_str();
   app.add_option("--bandwidth-gbps", flags.bandwidth_gbps, "per-GPU-pair link bandwidth, GB/s (SI)")->capture_default_str();
   app.add_option("--latency-us", flags.latency_us, "per-message link latency, microseconds")->capture_default_str();
+  // Per-kernel and per-message costs, on by default (README: What the simulation assumes).
+  app.add_option("--launch-us", flags.launch_us,
+                 "launch cost of each block kernel, microseconds (simulate: unless --calibration gives one)")
+      ->capture_default_str();
+  app.add_option("--overhead-us", flags.overhead_us, "NCCL overhead per point-to-point message, microseconds (0: none)")
+      ->capture_default_str();
+  app.add_option("--nvlink-message-us", flags.nvlink_message_us,
+                 "NCCL latency per message on an all-NVLink path, microseconds")
+      ->capture_default_str();
+  app.add_option("--network-message-us", flags.network_message_us,
+                 "NCCL latency per message on a path leaving the server (or the uniform network), microseconds")
+      ->capture_default_str();
 }
 
 void add_network_flags(CLI::App& app, NetworkFlags& flags) {
   app.add_option("--topology", flags.topology,
                  "network preset or YAML file (see `tessera topo list`); default: a uniform network");
-  app.add_option("--placement", flags.placement, "ranks to GPUs: linear, round-robin, rail-aligned, auto, list:3,0,1,2")
+  app.add_option("--placement", flags.placement,
+                 "ranks to GPUs: linear, round-robin, rail-aligned[:S], packed:K, stride:T+ORDER, list:3,0,1,2, or "
+                 "auto (per schedule: the order with the least loaded busiest link)")
       ->capture_default_str();
+  app.add_option("--routing", flags.routing,
+                 "routes between servers: pxn (NCCL's PXN: leave through the NIC on the destination's rail; the "
+                 "default on rail-optimised clusters) or ecmp (own NIC, hashed over the spines)");
 }
 
 }  // namespace tessera::cli

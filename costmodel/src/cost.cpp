@@ -25,14 +25,19 @@ double op_flops(const Schedule& schedule, const BlockGrid& grid, const Op& op) {
                                            : backward_flops_per_head(schedule.problem, pairs));
 }
 
-// Peak bytes held per GPU, walking each GPU's ops in execution order: a GPU holds its own
-// chunks from the start; a received input until its last use; a partial from its first write
-// until it is sent away; an arriving partial until it is merged. GPUs are independent here, so
-// one dense table per GPU (reset between GPUs) replaces any hashing.
-std::vector<int64_t> peak_memory(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis) {
+// Memory per GPU, walking each GPU's ops in execution order (which honours the buffers, see
+// analysis.hpp). Resident: the GPU's own chunks, inputs and outputs, held throughout. Transfer
+// buffers, on top: a received input until its last use; a partial of another GPU's chunk from
+// its first write until it is sent away; an arriving partial until it is merged. GPUs are
+// independent here, so one dense table per GPU (reset between GPUs) replaces any hashing.
+struct MemoryPeak {
+  int64_t resident_bytes = 0;
+  int64_t transfer_bytes = 0;
+};
+std::vector<MemoryPeak> peak_memory(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis) {
   const size_t gpus = static_cast<size_t>(schedule.gpus);
-  std::vector<int64_t> peak(gpus, 0);
-  const bool backward = schedule.problem.has_backward();
+  std::vector<MemoryPeak> peak(gpus);
+  const bool forward = schedule.problem.has_forward(), backward = schedule.problem.has_backward();
   // Execution-order positions grouped by GPU (a stable counting sort).
   std::vector<uint32_t> offsets(gpus + 1, 0);
   for (uint32_t index : analysis.order) ++offsets[static_cast<size_t>(schedule.ops[index].gpu) + 1];
@@ -48,22 +53,38 @@ std::vector<int64_t> peak_memory(const Schedule& schedule, const BlockGrid& grid
     size_t index = (static_cast<size_t>(item.kind) * schedule.head_groups + item.head_group) * schedule.chunks() + item.chunk;
     return inbox ? index + items_per_gpu : index;
   };
-  std::vector<int64_t> held(2 * items_per_gpu, 0);       // bytes held per slot, beyond own chunks
-  std::vector<uint32_t> last_read(2 * items_per_gpu, 0);  // last position reading a received input
+  std::vector<int64_t> held(2 * items_per_gpu, 0);  // bytes held per slot, beyond own chunks
+  // Per access (index into analysis.accesses): the last read of a received input before it is
+  // received again (the forward's KV copy is freed after the forward even when the backward
+  // receives the same chunk later).
+  std::vector<uint8_t> last_read(analysis.accesses.size(), 0);
+  std::vector<uint8_t> read_follows(items_per_gpu, 0);
   std::vector<size_t> touched;
 
   for (size_t g = 0; g < gpus; ++g) {
     const auto gpu = static_cast<int32_t>(g);
-    int64_t live = 0;
+    int64_t resident = 0;
+    std::vector<DataKind> own_kinds{DataKind::Q, DataKind::KV};
+    if (forward) own_kinds.insert(own_kinds.end(), {DataKind::O, DataKind::LSE});
+    if (backward) own_kinds.insert(own_kinds.end(), {DataKind::dO, DataKind::Stats, DataKind::dQ, DataKind::dKV});
     for (int32_t hg = 0; hg < schedule.head_groups; ++hg)
-      for (DataKind kind : {DataKind::Q, DataKind::KV, DataKind::dO, DataKind::Stats})
-        if (backward || (kind != DataKind::dO && kind != DataKind::Stats))
-          live += item_bytes(schedule, grid, DataItem{kind, hg, gpu});
-    int64_t highest = live;
-    for (uint32_t k = offsets[g]; k < offsets[g + 1]; ++k)
-      for (const auto& access : analysis.accesses_of(analysis.order[positions[k]]))
-        if (access.access == Access::read && !is_accumulator(access.item.kind) && access.item.chunk != gpu)
-          last_read[slot(access.item, false)] = positions[k];
+      for (DataKind kind : own_kinds) resident += item_bytes(schedule, grid, DataItem{kind, hg, gpu});
+    int64_t live = 0, highest = 0;
+    std::fill(read_follows.begin(), read_follows.end(), 0);
+    for (uint32_t k = offsets[g + 1]; k-- > offsets[g];) {
+      const uint32_t index = analysis.order[positions[k]];
+      for (uint32_t a = analysis.access_offsets[index]; a < analysis.access_offsets[index + 1]; ++a) {
+        const DataAccess& access = analysis.accesses[a];
+        if (is_accumulator(access.item.kind) || access.item.chunk == gpu) continue;
+        uint8_t& follows = read_follows[slot(access.item, false)];
+        if (access.access == Access::read) {
+          last_read[a] = follows ? 0 : 1;
+          follows = 1;
+        } else if (access.access == Access::write) {
+          follows = 0;
+        }
+      }
+    }
     auto hold = [&](const DataItem& item, bool inbox) {
       int64_t& bytes = held[slot(item, inbox)];
       if (bytes != 0) return;
@@ -80,24 +101,25 @@ std::vector<int64_t> peak_memory(const Schedule& schedule, const BlockGrid& grid
       const uint32_t position = positions[k];
       const Op& op = schedule.ops[analysis.order[position]];
       const bool moves_out = op.kind == OpKind::send || op.kind == OpKind::collective;
-      const auto accesses = analysis.accesses_of(analysis.order[position]);
+      const uint32_t index = analysis.order[position];
+      const auto accesses = analysis.accesses_of(index);
       for (const auto& access : accesses) {
         if (access.access == Access::inbox_write) hold(access.item, true);
         if (access.access != Access::write) continue;
+        if (access.item.chunk == gpu) continue;  // resident
         if (moves_out && is_accumulator(access.item.kind)) continue;  // it leaves, below
-        if (!is_accumulator(access.item.kind) && access.item.chunk == gpu) continue;
         hold(access.item, false);
       }
       highest = std::max(highest, live);
-      for (const auto& access : accesses) {
+      for (uint32_t a = analysis.access_offsets[index]; a < analysis.access_offsets[index + 1]; ++a) {
+        const DataAccess& access = analysis.accesses[a];
         if (access.access == Access::inbox_read) release(access.item, true);
-        if (access.access == Access::write && moves_out && is_accumulator(access.item.kind)) release(access.item, false);
-        if (access.access == Access::read && !is_accumulator(access.item.kind) && access.item.chunk != gpu &&
-            last_read[slot(access.item, false)] == position)
+        if (access.access == Access::write && moves_out && is_accumulator(access.item.kind) && access.item.chunk != gpu)
           release(access.item, false);
+        if (access.access == Access::read && last_read[a]) release(access.item, false);
       }
     }
-    peak[g] = highest;
+    peak[g] = MemoryPeak{resident, highest};
     for (size_t index : touched) held[index] = 0;
     touched.clear();
   }
@@ -108,33 +130,6 @@ std::vector<int64_t> peak_memory(const Schedule& schedule, const BlockGrid& grid
 
 int64_t GpuCost::received_total() const { return sum(received_bytes); }
 int64_t GpuCost::sent_total() const { return sum(sent_bytes); }
-
-LowerBound communication_lower_bound(const Problem& problem, int32_t gpus, const BlockGrid& grid) {
-  // A GPU evaluating a set S of (query, key) pairs must see the Q side of |I| queries and the
-  // KV side of |J| keys with |I| * |J| >= |S| (Loomis-Whitney); it owns N/P of each already.
-  // Minimise (a - N/P) * query_side + (b - N/P) * key_side over a * b = |S|, both sides within
-  // [N/P, N]: the objective is convex in a, so clamp the stationary point.
-  const double n = static_cast<double>(problem.seq_len);
-  const double own = n / gpus;
-  const double pairs = static_cast<double>(grid.total_pairs()) / gpus;  // |S| per GPU (one head)
-  const double element = bytes_per_element(problem.dtype);
-  const double h = static_cast<double>(problem.heads), g = static_cast<double>(problem.kv_heads);
-  const double d = static_cast<double>(problem.head_dim), dv = static_cast<double>(problem.head_dim_v);
-  const double batch = static_cast<double>(problem.batch);
-  auto minimum = [&](double query_side, double key_side) {
-    double low = std::max(own, pairs / n), high = std::min(n, pairs / own);
-    if (low > high) return 0.0;
-    double a = std::clamp(std::sqrt(key_side * pairs / query_side), low, high);
-    return batch * ((a - own) * query_side + (pairs / a - own) * key_side);
-  };
-  LowerBound bound;
-  // Forward: Q in and the partial O + LSE out on the query side; K and V in on the key side.
-  if (problem.has_forward()) bound.forward_bytes = minimum(h * ((d + dv) * element + 4), g * (d + dv) * element);
-  // Backward: Q, dO, LSE and delta in, dQ out; K, V in and dK, dV out.
-  if (problem.has_backward())
-    bound.backward_bytes = minimum(h * ((2 * d + dv) * element + 8), 2 * g * (d + dv) * element);
-  return bound;
-}
 
 CostReport cost_schedule(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis,
                          const Hardware& hardware, const NetworkModel* network) {
@@ -163,7 +158,9 @@ CostReport cost_schedule(const Schedule& schedule, const BlockGrid& grid, const 
     switch (op.kind) {
       case OpKind::compute: {
         double flops = op_flops(schedule, grid, op);
-        double duration = flops / hardware.effective_flops_per_s();
+        // Each block is its own attention kernel, and each kernel pays a launch.
+        double duration = flops / hardware.effective_flops_per_s() +
+                          static_cast<double>(schedule.blocks_of(op).size()) * hardware.kernel_launch_s;
         gpu.flops += flops;
         gpu.compute_s += duration;
         finish[index] = ready_time(index) + duration;
@@ -190,7 +187,9 @@ CostReport cost_schedule(const Schedule& schedule, const BlockGrid& grid, const 
           gpu.sent_bytes[static_cast<int>(item.kind)] += bytes;
           report.gpus[static_cast<size_t>(recv.gpu)].received_bytes[static_cast<int>(item.kind)] += bytes;
         }
-        double duration = network->transfer_s(op.gpu, recv.gpu, total);
+        // The wire, then what the library costs per message on this path.
+        double duration = network->transfer_s(op.gpu, recv.gpu, total) +
+                          hardware.message.message_s(network->path_class(op.gpu, recv.gpu));
         report.gpus[static_cast<size_t>(recv.gpu)].comm_s += duration;
         finish[index] = finish[partner] = start + duration;
         break;
@@ -204,8 +203,11 @@ CostReport cost_schedule(const Schedule& schedule, const BlockGrid& grid, const 
         // so the collective lasts as long as the busiest member's incoming or outgoing
         // transfers; a permutation is one concurrent step. On the uniform network an
         // all-gather of pieces of size s over m members takes (m - 1)(alpha + s / beta).
+        // Per-message costs as NCCL models a collective: each step pays its path's latency,
+        // the whole operation its overhead once.
         std::unordered_map<int32_t, std::pair<double, double>> member_s;  // sending, receiving
         double longest_s = 0;
+        bool leaves_device = false;
         for (const auto& transfer : collective.transfers) {
           int64_t transfer_bytes = 0;
           for (const auto& item : schedule.items_of(transfer)) {
@@ -214,7 +216,10 @@ CostReport cost_schedule(const Schedule& schedule, const BlockGrid& grid, const 
             report.gpus[static_cast<size_t>(transfer.src)].sent_bytes[static_cast<int>(item.kind)] += bytes;
             report.gpus[static_cast<size_t>(transfer.dst)].received_bytes[static_cast<int>(item.kind)] += bytes;
           }
-          double seconds = network->transfer_s(transfer.src, transfer.dst, transfer_bytes);
+          const PathClass path = network->path_class(transfer.src, transfer.dst);
+          leaves_device = leaves_device || path != PathClass::local;
+          double seconds = network->transfer_s(transfer.src, transfer.dst, transfer_bytes) +
+                           hardware.message.latency_s(path);
           member_s[transfer.src].first += seconds;
           member_s[transfer.dst].second += seconds;
           longest_s = std::max(longest_s, seconds);
@@ -222,6 +227,7 @@ CostReport cost_schedule(const Schedule& schedule, const BlockGrid& grid, const 
         double duration = longest_s;
         if (collective.kind != CollectiveKind::permute)
           for (const auto& [member, seconds] : member_s) duration = std::max({duration, seconds.first, seconds.second});
+        if (leaves_device) duration += hardware.message.overhead_s;
         double start = 0;
         for (uint32_t member : analysis.collective_ops[c]) start = std::max(start, ready_time(member));
         for (uint32_t member : analysis.collective_ops[c]) {
@@ -233,14 +239,17 @@ CostReport cost_schedule(const Schedule& schedule, const BlockGrid& grid, const 
     }
   }
 
-  std::vector<int64_t> peaks = peak_memory(schedule, grid, analysis);
+  const std::vector<MemoryPeak> peaks = peak_memory(schedule, grid, analysis);
   for (size_t index = 0; index < schedule.ops.size(); ++index) {
     GpuCost& gpu = report.gpus[static_cast<size_t>(schedule.ops[index].gpu)];
     gpu.finish_s = std::max(gpu.finish_s, finish[index]);
   }
   for (size_t g = 0; g < report.gpus.size(); ++g) {
     GpuCost& gpu = report.gpus[g];
-    gpu.peak_memory_bytes = peaks[g];
+    gpu.resident_bytes = peaks[g].resident_bytes;
+    gpu.peak_transfer_bytes = peaks[g].transfer_bytes;
+    gpu.peak_memory_bytes = gpu.resident_bytes + gpu.peak_transfer_bytes;
+    report.peak_transfer_bytes_max = std::max(report.peak_transfer_bytes_max, gpu.peak_transfer_bytes);
     report.recv_bytes_max = std::max(report.recv_bytes_max, gpu.received_total());
     report.flops_max = std::max(report.flops_max, gpu.flops);
     report.flops_total += gpu.flops;
@@ -262,6 +271,26 @@ CostReport cost_schedule(const Schedule& schedule, const BlockGrid& grid, const 
   report.lower_bound_ratio = report.lower_bound.total_bytes() > 0
                                  ? static_cast<double>(report.recv_bytes_max) / report.lower_bound.total_bytes()
                                  : 0;
+  // The time bound in this model's terms (lower_bound.hpp): blocks priced as the compute case
+  // above prices them, and the busiest receiver's transfers, which this model runs at full
+  // speed on each of its receiving streams at once.
+  const double least_compute_s =
+      least_busiest_compute_s(schedule.problem, grid, schedule.gpus, [&](const Schedule& ideal, const Op& op) {
+        return op_flops(ideal, grid, op) / hardware.effective_flops_per_s() +
+               static_cast<double>(ideal.blocks_of(op).size()) * hardware.kernel_launch_s;
+      });
+  size_t receiver = 0;
+  for (size_t g = 0; g < report.gpus.size(); ++g)
+    if (report.gpus[g].received_total() > report.gpus[receiver].received_total()) receiver = g;
+  const GpuCost& busiest = report.gpus[receiver];
+  const int32_t receiving_streams =
+      streams_used(schedule, static_cast<int32_t>(receiver), {OpKind::recv, OpKind::collective});
+  const double receive_bytes_per_s =
+      busiest.comm_s > 0 ? static_cast<double>(busiest.received_total()) * receiving_streams / busiest.comm_s : 0;
+  report.lower_bound_time =
+      time_lower_bound(schedule, least_compute_s, report.lower_bound.total_bytes(), receive_bytes_per_s);
+  report.time_over_lower_bound =
+      report.lower_bound_time.total_s() > 0 ? report.time_s / report.lower_bound_time.total_s() : 0;
   return report;
 }
 

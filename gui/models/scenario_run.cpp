@@ -5,6 +5,8 @@
 #include "tessera/core/error.hpp"
 #include "tessera/costmodel/generators.hpp"
 #include "tessera/scenario/pipeline.hpp"
+#include "tessera/scenario/plan_hardware.hpp"
+#include "tessera/sim/overheads.hpp"
 #include "tessera/topologies/placement.hpp"
 #include "tessera/topologies/routed_network.hpp"
 #include "tessera/topologies/routing.hpp"
@@ -68,6 +70,17 @@ std::shared_ptr<const ScenarioResult> run_scenario(const Session& session, const
     throw UserError("--gpus " + std::to_string(schedule.gpus) + " but the topology '" + result->topology.name +
                     "' has " + std::to_string(result->topology.gpu_count()) + " GPUs");
   result->placement = topo::place_ranks(result->topology, schedule, network.placement);
+  if (session.schedule.algorithm == "mesh") {
+    // Planned again for this network, as placed, and this GPU (scenario/plan_hardware.hpp).
+    const double chunk_tokens = static_cast<double>(problem.seq_len) / options.gpus;
+    scenario::CheckedSchedule planned = scenario::generate_checked(
+        session.schedule.algorithm, problem, options,
+        {hardware, &result->topology, network.placement, result->placement,
+         result->gpu.block_flops_per_s(problem.dtype, chunk_tokens)});
+    result->schedule = std::move(planned.schedule);
+    result->grid = std::shared_ptr<const BlockGrid>(std::move(planned.grid));
+    result->analysis = std::move(planned.analysis);
+  }
   {
     topo::Router router(result->topology);
     result->link_loads = topo::compute_link_loads(router, result->placement, schedule, *result->grid);
@@ -79,6 +92,7 @@ std::shared_ptr<const ScenarioResult> run_scenario(const Session& session, const
   sim::SimOptions sim_options;
   sim_options.fidelity = fidelity;
   sim_options.cancel = control.cancel;
+  sim::apply_overheads(hardware, "", result->gpu, sim_options);
   try {
     result->sim = sim::simulate(schedule, *result->grid, result->analysis, result->topology, result->placement,
                                 result->gpu, sim_options);
@@ -87,12 +101,13 @@ std::shared_ptr<const ScenarioResult> run_scenario(const Session& session, const
   }
 
   if (control.compare) {
-    const std::vector<Candidate> candidates = plan_candidates(problem, options.gpus, options.layout);
+    const std::vector<Candidate> candidates = plan_candidates(problem, options.gpus, options.layout, options.buffers);
     for (size_t index = 0; index < candidates.size(); ++index) {
       const Candidate& candidate = candidates[index];
       phase(70 + static_cast<int>(30 * index / candidates.size()), "costing " + candidate_label(candidate));
       try {
-        scenario::CheckedSchedule other = scenario::generate_checked(candidate.algorithm, problem, candidate.options);
+        scenario::CheckedSchedule other = scenario::generate_checked(
+            candidate.algorithm, problem, candidate.options, {hardware, &result->topology, network.placement, {}, std::nullopt});
         const std::vector<int32_t> placement = topo::place_ranks(result->topology, other.schedule, network.placement);
         topo::RoutedNetwork other_network(result->topology, placement);
         const CostReport report = cost_schedule(other.schedule, *other.grid, other.analysis, hardware, &other_network);

@@ -54,6 +54,14 @@ int32_t gpu_count(const ProblemText& text) {
   return static_cast<int32_t>(gpus);
 }
 
+namespace {
+int32_t buffer_count(const std::string& text) {
+  if (text.empty() || text.size() > 7 || text.find_first_not_of("0123456789") != std::string::npos)
+    throw UserError("--buffers: expected a whole number of buffers per receive stream (0 = unbounded), got '" + text + "'");
+  return static_cast<int32_t>(std::stol(text));
+}
+}  // namespace
+
 GeneratorOptions make_options(const ProblemText& problem, const ScheduleText& schedule) {
   GeneratorOptions options;
   options.gpus = gpu_count(problem);
@@ -61,6 +69,7 @@ GeneratorOptions make_options(const ProblemText& problem, const ScheduleText& sc
   if (!schedule.tile.empty()) options.tile = enum_flag(schedule.tile, "--tile", parse_tile);
   options.variant = schedule.variant;
   options.input_path = schedule.input;
+  options.buffers = buffer_count(problem.buffers);
   return options;
 }
 
@@ -75,8 +84,15 @@ Hardware make_hardware(const HardwareValues& flags) {
   if (hardware.compute_efficiency > 1) throw UserError("--efficiency: must be at most 1");
   hardware.hbm_bytes_per_s = positive(flags.hbm_gbps, "--hbm-gbps") * 1e9;
   hardware.link_bytes_per_s = positive(flags.bandwidth_gbps, "--bandwidth-gbps") * 1e9;
-  if (flags.latency_us < 0) throw UserError("--latency-us: must not be negative");
-  hardware.link_latency_s = flags.latency_us * 1e-6;
+  auto seconds = [](double microseconds, const char* flag) {
+    if (!(microseconds >= 0)) throw UserError(std::string(flag) + ": must not be negative");
+    return microseconds * 1e-6;
+  };
+  hardware.link_latency_s = seconds(flags.latency_us, "--latency-us");
+  hardware.kernel_launch_s = seconds(flags.launch_us, "--launch-us");
+  hardware.message.overhead_s = seconds(flags.overhead_us, "--overhead-us");
+  hardware.message.nvlink_latency_s = seconds(flags.nvlink_message_us, "--nvlink-message-us");
+  hardware.message.network_latency_s = seconds(flags.network_message_us, "--network-message-us");
   return hardware;
 }
 

@@ -79,7 +79,7 @@ void expand(const Spec& spec, const PointValues& values, PointSet& points) {
       const scenario::ProblemText text = problem_text(values);
       const Problem problem = scenario::make_problem(text);
       const GeneratorOptions base = scenario::make_options(text, scenario::ScheduleText{});
-      candidates = plan_candidates(problem, base.gpus, base.layout);
+      candidates = plan_candidates(problem, base.gpus, base.layout, base.buffers);
     } catch (const UserError&) {
       if (!skipped(spec, values)) points.add(values);
       return;

@@ -72,8 +72,14 @@ TEST_CASE("tessera plan ranks schedules by time", "[cli]") {
   REQUIRE(run.exit_code == 0);
   auto json = nlohmann::json::parse(run.out);
   REQUIRE(json["ranking"].size() == 4);
+  // The default model ranks by simulated time (the analytic time_s may order differently).
   for (size_t index = 1; index < json["ranking"].size(); ++index)
-    CHECK(json["ranking"][index - 1]["time_s"].get<double>() <= json["ranking"][index]["time_s"].get<double>());
+    CHECK(json["ranking"][index - 1]["simulated_s"].get<double>() <= json["ranking"][index]["simulated_s"].get<double>());
+  Run analytic = tessera("plan --gpus 16 --seq 64K --json --top 4 --model analytic");
+  REQUIRE(analytic.exit_code == 0);
+  auto ranked = nlohmann::json::parse(analytic.out)["ranking"];
+  for (size_t index = 1; index < ranked.size(); ++index)
+    CHECK(ranked[index - 1]["time_s"].get<double>() <= ranked[index]["time_s"].get<double>());
 }
 
 TEST_CASE("tessera plan with no arguments runs the built-in Llama-3-8B-like scenario", "[cli]") {

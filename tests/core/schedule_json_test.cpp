@@ -49,7 +49,7 @@ Problem small_problem() {
 Schedule hand_built() {
   ScheduleBuilder builder("hand", "json test", small_problem(), Layout::zigzag, 3, 2);
   const int32_t compute = builder.stream("compute");
-  const int32_t net = builder.stream("net");
+  const int32_t net = builder.stream("net", 2);
   const BlockRef first[] = {{0, 0, 0}, {1, 0, 0}};
   builder.compute(0, Pass::forward, first, compute);
   builder.compute(1, Pass::forward, BlockRef{0, 1, 1}, compute);
@@ -84,6 +84,7 @@ void require_same(const Schedule& a, const Schedule& b) {
   REQUIRE(a.gpus == b.gpus);
   REQUIRE(a.head_groups == b.head_groups);
   REQUIRE(a.stream_names == b.stream_names);
+  REQUIRE(a.stream_buffers == b.stream_buffers);
   const Problem &p = a.problem, &q = b.problem;
   REQUIRE(p.batch == q.batch);
   REQUIRE(p.seq_len == q.seq_len);
@@ -146,6 +147,7 @@ TEST_CASE("the hand-built schedule has the documented shape", "[schedule]") {
   CHECK(schedule.ops[8].pass == Pass::backward);
   CHECK(schedule.blocks_of(schedule.ops[0]).size() == 2);
   CHECK(schedule.stream_names == std::vector<std::string>{"compute", "net"});
+  CHECK(schedule.stream_buffers == std::vector<int32_t>{0, 2});
   CHECK(schedule.describe(schedule.ops[4]) == "GPU 1 recv KV[0] KV[h1,0] from GPU 0 (op 4, stream net)");
 }
 
@@ -209,6 +211,16 @@ TEST_CASE("malformed schedule JSON is rejected with the field named", "[schedule
     doc.erase("ops");
     REQUIRE_THROWS_AS(schedule_from_json(doc), UserError);
     REQUIRE_THROWS_WITH(schedule_from_json(doc), Catch::Contains("missing field 'ops'"));
+  }
+  SECTION("stream buffers of the wrong length or sign") {
+    doc["stream_buffers"] = json::array({0});
+    REQUIRE_THROWS_WITH(schedule_from_json(doc), Catch::Contains("stream_buffers") && Catch::Contains("one per stream"));
+    doc["stream_buffers"] = json::array({0, -1});
+    REQUIRE_THROWS_WITH(schedule_from_json(doc), Catch::Contains("stream_buffers[1]"));
+  }
+  SECTION("files without stream buffers read as unbounded") {
+    doc.erase("stream_buffers");
+    CHECK(schedule_from_json(doc).stream_buffers == std::vector<int32_t>{0, 0});
   }
   SECTION("wrong version") {
     doc["version"] = 2;

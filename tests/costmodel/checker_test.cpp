@@ -2,6 +2,7 @@
 // rejected with a message that names that violation. Small hand-built schedules cover the
 // cases a generator never produces (deadlock, outputs left off their owner, collectives).
 #include <catch2/catch.hpp>
+#include <set>
 
 #include <algorithm>
 #include <functional>
@@ -408,4 +409,46 @@ TEST_CASE("a receive waits for the earlier merge of the same inbox", "[checker]"
   REQUIRE(result.analysis.dep_offsets.size() == schedule.ops.size() + 1);
   const auto deps = result.analysis.deps_of(second_recv);
   CHECK(std::find(deps.begin(), deps.end(), first_merge) != deps.end());
+}
+
+// Ring pass-KV forward, full mask, P = 4, on GPU 0: receive k brings KV[4 - k - 1] for step
+// k + 1. With two buffers, receive 2 must wait until the chunk of receive 0 (KV[3], used at
+// step 1) is computed with and passed on; receive 1 waits for no compute. With three buffers,
+// receive 2 waits for nothing either, and with one the ring deadlocks.
+TEST_CASE("a receive waits for a free buffer", "[checker][buffers]") {
+  for (int32_t buffers : {1, 2, 3}) {
+    GeneratorOptions options;
+    options.gpus = 4;
+    options.layout = Layout::contiguous;
+    options.buffers = buffers;
+    const Schedule schedule = generate_schedule("ring", problem_of(MaskKind::full, Pass::forward, 64), options);
+    BlockGrid grid(schedule.problem, schedule.layout, schedule.gpus);
+    const CheckResult result = check_schedule(schedule, grid);
+    if (buffers == 1) {
+      CHECK_THAT(result.violation, Catch::Contains("deadlock") && Catch::Contains("kv_recv has 1"));
+      continue;
+    }
+    REQUIRE(result.ok());
+    const auto receives = find_ops(schedule, [](const Op& op) { return op.gpu == 0 && op.kind == OpKind::recv; });
+    REQUIRE(receives.size() == 3);
+    const auto step1_compute = find_ops(schedule, [&](const Op& op) {
+      return op.gpu == 0 && op.kind == OpKind::compute && schedule.blocks_of(op)[0] == BlockRef{0, 0, 3};
+    });
+    const auto step1_send = find_ops(schedule, [&](const Op& op) {
+      return op.gpu == 0 && op.kind == OpKind::send && schedule.items_of(op)[0] == DataItem{DataKind::KV, 0, 3};
+    });
+    REQUIRE(step1_compute.size() == 1);
+    REQUIRE(step1_send.size() == 1);
+    auto waits_for = [&](size_t op, size_t dep) {
+      const auto deps = result.analysis.deps_of(op);
+      return std::find(deps.begin(), deps.end(), static_cast<uint32_t>(dep)) != deps.end();
+    };
+    CHECK(waits_for(receives[2], step1_compute[0]) == (buffers == 2));
+    CHECK(waits_for(receives[2], step1_send[0]) == (buffers == 2));
+    CHECK_FALSE(waits_for(receives[1], step1_compute[0]));
+    // What frees receive 0's buffer: that compute and that send.
+    const auto releases = result.analysis.releases_of(receives[0]);
+    CHECK(std::set<uint32_t>(releases.begin(), releases.end()) ==
+          std::set<uint32_t>{static_cast<uint32_t>(step1_compute[0]), static_cast<uint32_t>(step1_send[0])});
+  }
 }

@@ -34,6 +34,8 @@ sim::SimOptions plain_options() {
   sim::SimOptions options;
   options.fidelity = sim::Fidelity::flow;
   options.message_overhead_s = 0;
+  options.nvlink_message_latency_s = 0;
+  options.network_message_latency_s = 0;
   options.channels = 0;
   return options;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // The analytical cost of a schedule on a uniform network: bytes by data kind, FLOPs, peak
 // buffer memory, the CommCom ratio, an alpha-beta time with compute/communication overlap,
-// and the communication lower bound of research/peers.md 5.2. Pure functions, no I/O.
+// and the lower bounds of lower_bound.hpp. Pure functions, no I/O.
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -9,6 +9,7 @@
 #include "tessera/core/block_grid.hpp"
 #include "tessera/core/schedule.hpp"
 #include "tessera/costmodel/analysis.hpp"
+#include "tessera/costmodel/lower_bound.hpp"
 #include "tessera/costmodel/network_model.hpp"
 
 namespace tessera {
@@ -16,12 +17,21 @@ namespace tessera {
 // A GPU and a uniform network: every GPU pair has its own link of this latency and bandwidth
 // (SI units: 1 GB/s = 1e9 B/s). Defaults: H100 SXM (989 TFLOP/s dense bf16 at 60 %, 3.35 TB/s
 // HBM) and 400 Gb/s InfiniBand per GPU (50 GB/s, 5 us).
+// Per-message and per-kernel costs are on by default: every point-to-point message pays
+// `message` (NCCL's figures, network_model.hpp) and every block kernel a launch.
 struct Hardware {
+  // Launch cost of one kernel: cuLaunchKernel of an empty kernel measured at 3.0 us
+  // (meta-pytorch/tritonbench PR #1017, GB200); async enqueue 2.6-2.8 us per launch in
+  // ahrefs/ocannl issue #488. The simulator's GPU profiles use the same default.
+  static constexpr double kKernelLaunchS = 3e-6;
+
   double peak_flops_per_s = 989e12;
   double compute_efficiency = 0.6;
   double hbm_bytes_per_s = 3.35e12;
   double link_bytes_per_s = 50e9;
   double link_latency_s = 5e-6;
+  double kernel_launch_s = kKernelLaunchS;  // per block kernel
+  MessageCosts message;                     // per point-to-point message
   double effective_flops_per_s() const { return peak_flops_per_s * compute_efficiency; }
 };
 
@@ -31,21 +41,15 @@ struct GpuCost {
   BytesByKind sent_bytes{};
   BytesByKind received_bytes{};
   double flops = 0;
-  int64_t peak_memory_bytes = 0;
+  int64_t resident_bytes = 0;       // own chunks (inputs and outputs), held throughout
+  int64_t peak_transfer_bytes = 0;  // most bytes of remote chunks and partials held at once
+  int64_t peak_memory_bytes = 0;    // resident + peak transfer
   double compute_s = 0;  // busy time of the compute stream
   double comm_s = 0;     // time this GPU's incoming transfers and collectives take
   double finish_s = 0;   // when its last op ends
   int64_t received_total() const;
   int64_t sent_total() const;
 };
-
-// Per-GPU communication lower bound (bytes received) for schedules that do not split heads.
-struct LowerBound {
-  double forward_bytes = 0;
-  double backward_bytes = 0;
-  double total_bytes() const { return forward_bytes + backward_bytes; }
-};
-LowerBound communication_lower_bound(const Problem& problem, int32_t gpus, const BlockGrid& grid);
 
 struct CostReport {
   std::vector<GpuCost> gpus;
@@ -54,13 +58,16 @@ struct CostReport {
   double flops_max = 0;
   double flops_total = 0;
   int64_t peak_memory_bytes_max = 0;
+  int64_t peak_transfer_bytes_max = 0;      // the transfer-buffer part, busiest GPU
   double time_s = 0;                         // alpha-beta makespan with overlap
   double compute_s_max = 0;
   double comm_s_max = 0;
   double bytes_per_flop = 0;                 // CommCom ratio: bytes received per FLOP, whole schedule
   double comm_over_compute = 0;              // CommCom ratio in time: comm_s_max / compute_s_max
-  LowerBound lower_bound;
-  double lower_bound_ratio = 0;              // recv_bytes_max / lower bound (below 1 only when heads are split)
+  LowerBound lower_bound;                    // bytes no schedule's busiest receiver gets below (lower_bound.hpp)
+  double lower_bound_ratio = 0;              // recv_bytes_max / lower_bound.total_bytes(): at least 1
+  TimeLowerBound lower_bound_time;           // the time no schedule beats, priced as time_s is
+  double time_over_lower_bound = 0;          // time_s / lower_bound_time.total_s(): at least 1
 };
 
 // The analysis must come from a successful check (it needs a complete execution order).

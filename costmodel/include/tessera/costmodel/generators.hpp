@@ -20,12 +20,31 @@ struct TileShape {
 TileShape parse_tile(const std::string& text);  // throws UserError
 std::string to_string(const TileShape& tile);
 
+// What the Mesh-Attention planner weighs a ring hop against a block with (mesh_plan.hpp,
+// principles 1 and 2): the FLOP rate of one block, and per ring the bandwidth of its narrowest
+// link and the fixed cost of one hop (link latencies plus per-message costs). The scenario
+// layer fills it from the GPU profile (or calibration) and the network the tile runs on
+// (scenario/plan_hardware.hpp). Defaults: the default Hardware of cost.hpp, an H100 at 60 %
+// of 989 TFLOP/s on 400 Gb/s InfiniBand (50 GB/s; 5 us + NCCL's 8.4 + 14 us per message).
+struct PlanHardware {
+  double flops_per_s = 0.6 * 989e12;
+  double q_ring_bytes_per_s = 50e9;
+  double kv_ring_bytes_per_s = 50e9;
+  double q_ring_latency_s = 27.4e-6;
+  double kv_ring_latency_s = 27.4e-6;
+};
+
 struct GeneratorOptions {
   int32_t gpus = 8;
   std::optional<Layout> layout;     // default: contiguous for a full mask, zigzag otherwise
   std::optional<TileShape> tile;    // mesh a x b, attention2d rows x cols, usp u x r; default: chosen
-  std::string variant;              // attention2d: "collective" (default) or "ring"
+  std::string variant;              // attention2d: "collective" (default) or "ring"; ring: "pass-kv" (default) or "pass-q"
+  // Remote-chunk buffers per streaming receive stream (a ring's incoming chunks): a receive
+  // waits until one is free. 2 is double buffering, as production ring attention runs; 0 means
+  // unlimited (idealised run-ahead).
+  int32_t buffers = 2;
   std::string input_path;           // algorithm "file": a schedule JSON; "assignment": a matrix JSON
+  PlanHardware plan_hardware;       // mesh: the hardware its planner weighs transfers with
 };
 
 struct GeneratorInfo {
@@ -45,7 +64,8 @@ struct Candidate {
   std::string algorithm;
   GeneratorOptions options;
 };
-std::vector<Candidate> plan_candidates(const Problem& problem, int32_t gpus, std::optional<Layout> layout);
+std::vector<Candidate> plan_candidates(const Problem& problem, int32_t gpus, std::optional<Layout> layout,
+                                       int32_t buffers = 2);
 
 // Generators, one per file. `grid` is the n x n block grid with n = options.gpus.
 Schedule generate_ring(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);

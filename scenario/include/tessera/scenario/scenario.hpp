@@ -25,6 +25,7 @@ struct ProblemText {
   std::string documents;   // comma-separated lengths
   std::string layout;      // default: contiguous for full, zigzag otherwise
   std::string pass = "both";
+  std::string buffers = "2";  // remote-chunk buffers per receive stream; 0 = unbounded
 };
 
 struct ScheduleText {
@@ -36,7 +37,8 @@ struct ScheduleText {
 
 struct NetworkText {
   std::string topology;             // preset or file; empty: the uniform network
-  std::string placement = "linear"; // linear, round-robin, auto, list:...
+  std::string placement = "linear"; // linear, round-robin, rail-aligned, auto, list:... (topologies/placement.hpp)
+  std::string routing;              // pxn or ecmp; empty: the topology's own (pxn on rail-optimised clusters)
 };
 
 struct HardwareValues {
@@ -45,6 +47,11 @@ struct HardwareValues {
   double hbm_gbps = 3350;
   double bandwidth_gbps = 50;
   double latency_us = 5;
+  // Per-kernel and per-message costs (cost.hpp and network_model.hpp name their sources).
+  double launch_us = Hardware::kKernelLaunchS * 1e6;                  // per block kernel
+  double overhead_us = MessageCosts::kNcclBaseLatencyS * 1e6;         // per message, any path
+  double nvlink_message_us = MessageCosts::kNcclNvlinkLatencyS * 1e6;  // per message inside a server
+  double network_message_us = MessageCosts::kNcclNetworkLatencyS * 1e6;  // per message leaving it
 };
 
 Problem make_problem(const ProblemText& text);  // throws UserError naming the field
