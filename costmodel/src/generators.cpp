@@ -32,7 +32,8 @@ std::vector<TileShape> factor_pairs(int32_t n) {
 
 std::span<const GeneratorInfo> list_generators() {
   static const std::array<GeneratorInfo, 8> generators = {{
-      {"ring", "Ring-Attention pass-KV: KV chunks circulate, Q stays; contiguous, zigzag or striped layout"},
+      {"ring", "Ring-Attention: KV chunks circulate and Q stays (--variant pass-kv, default), or Q circulates and "
+               "KV stays (pass-q); double-buffered, partials travel one step behind; contiguous, zigzag or striped"},
       {"all-gather", "Llama-3 context parallelism: all-gather K/V, compute the local rows; reduce-scatter dK/dV"},
       {"ulysses", "DeepSpeed-Ulysses: all-to-all from sequence to head split; needs P to divide the heads"},
       {"usp", "Unified sequence parallelism: Ulysses degree u inside, ring degree r across (--tile UxR)"},

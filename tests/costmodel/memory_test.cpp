@@ -1,0 +1,66 @@
+// Peak memory follows from the buffers (DESIGN.md 2b): a ring holds a bounded number of remote
+// chunks, Mesh-Attention caches the chunks of its tile (research/papers.md A.3 "Memory": Mesh
+// needs more than Ring). Expected values come from chunk sizes, never from the program's output.
+#include <catch2/catch.hpp>
+
+#include "tessera/core/data_size.hpp"
+#include "tessera/costmodel/checker.hpp"
+#include "tessera/costmodel/cost.hpp"
+#include "tessera/costmodel/generators.hpp"
+
+using namespace tessera;
+
+namespace {
+
+Problem llama_both(int64_t seq_len) {
+  Problem problem;
+  problem.seq_len = seq_len;
+  problem.heads = 32;
+  problem.kv_heads = 8;
+  problem.head_dim = 128;
+  problem.head_dim_v = 128;
+  problem.dtype = DType::bf16;
+  problem.mask.kind = MaskKind::causal;
+  problem.pass = Pass::both;
+  return problem;
+}
+
+CostReport cost_of(const std::string& algorithm, const Problem& problem, int32_t gpus, std::optional<TileShape> tile,
+                   int32_t buffers) {
+  GeneratorOptions options;
+  options.gpus = gpus;
+  options.tile = tile;
+  options.layout = Layout::zigzag;
+  options.buffers = buffers;
+  const Schedule schedule = generate_schedule(algorithm, problem, options);
+  const BlockGrid grid(problem, Layout::zigzag, gpus);
+  const CheckResult check = check_schedule(schedule, grid);
+  INFO(check.violation);
+  REQUIRE(check.ok());
+  return cost_schedule(schedule, grid, check.analysis, Hardware{});
+}
+
+}  // namespace
+
+TEST_CASE("ring holds a bounded number of chunks; mesh caches its tile", "[memory]") {
+  // 256 GPUs, 1M tokens, causal, GQA 8 (the paper's setting): 4096 tokens per chunk.
+  const int32_t gpus = 256;
+  const Problem problem = llama_both(int64_t{1} << 20);
+  const double kv_bytes = static_cast<double>(item_bytes(problem, 1, 4096, DataKind::KV));   // 16.8 MB
+  const double q_bytes = static_cast<double>(item_bytes(problem, 1, 4096, DataKind::Q));     // 33.6 MB
+  const CostReport ring = cost_of("ring", problem, gpus, std::nullopt, 2);
+  const CostReport mesh = cost_of("mesh", problem, gpus, TileShape{16, 16}, 2);
+  // Ring, double-buffered: at most two KV chunks in the kv stream and two dK/dV partials in
+  // the dkv stream, plus the partial it is adding to before passing it on.
+  CHECK(ring.peak_transfer_bytes_max >= 2 * kv_bytes);
+  CHECK(ring.peak_transfer_bytes_max <= 5 * kv_bytes);
+  // Mesh 16x16 ends its forward holding its tile's 15 remote query and 15 remote key/value chunks.
+  CHECK(mesh.peak_transfer_bytes_max >= 15 * (q_bytes + kv_bytes));
+  CHECK(ring.peak_transfer_bytes_max <= mesh.peak_transfer_bytes_max);
+  // Unbounded, the same ring's receives run ahead of its compute in the execution order.
+  const CostReport unbounded = cost_of("ring", problem, 16, std::nullopt, 0);
+  const CostReport bounded = cost_of("ring", problem, 16, std::nullopt, 2);
+  CHECK(bounded.peak_transfer_bytes_max <= unbounded.peak_transfer_bytes_max);
+  // Resident memory is the GPU's own chunks, inputs and outputs, whatever the schedule.
+  CHECK(ring.gpus[0].resident_bytes == mesh.gpus[0].resident_bytes);
+}
