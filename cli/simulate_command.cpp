@@ -7,9 +7,11 @@
 #include "problem_flags.hpp"
 #include "table.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/scenario/plan_hardware.hpp"
 #include "tessera/sim/collective_sim.hpp"
+#include "tessera/sim/overheads.hpp"
 #include "tessera/sim/trace.hpp"
-#include "tessera/topologies/placement.hpp"
+#include "tessera/topologies/placement_search.hpp"
 
 namespace tessera::cli {
 
@@ -84,8 +86,7 @@ int run_simulate(const ProblemFlags& problem_flags, const ScheduleFlags& schedul
   sim::GpuProfile gpu = flags.calibration.empty() ? sim::gpu_profile(flags.gpu) : sim::read_calibration(flags.calibration);
   sim::SimOptions sim_options;
   sim_options.fidelity = sim::parse_fidelity(flags.fidelity);
-  if (flags.overhead_us < 0) throw UserError("--overhead-us: must not be negative");
-  sim_options.message_overhead_s = flags.overhead_us * 1e-6;
+  sim::apply_overheads(hardware, flags.calibration, gpu, sim_options);
   if (flags.channels < 0) throw UserError("--channels: must not be negative");
   sim_options.channels = flags.channels;
   if (!flags.chunk.empty()) {
@@ -101,7 +102,20 @@ int run_simulate(const ProblemFlags& problem_flags, const ScheduleFlags& schedul
   NetworkChoice network = make_network(network_flags, schedule.gpus);
   topo::Topology topology =
       network.topology ? *network.topology : uniform_topology(schedule.gpus, hardware);
-  std::vector<int32_t> placement = topo::place_ranks(topology, schedule, network.placement);
+  // "auto": near-ties on the busiest link are simulated with this command's GPU and options.
+  topo::PlacementSearch search;
+  search.simulated_s = [&](const std::vector<int32_t>& ranks) {
+    return sim::simulate(schedule, *checked.grid, checked.analysis, topology, ranks, gpu, sim_options).makespan_s;
+  };
+  const topo::RankPlacement chosen = topo::choose_placement(topology, schedule, *checked.grid, network.placement, search);
+  const std::vector<int32_t>& placement = chosen.gpu_of_rank;
+  if (schedule_flags.algorithm == "mesh") {
+    // Planned again for this network, as placed, and this GPU (scenario/plan_hardware.hpp).
+    const double chunk_tokens = static_cast<double>(problem.seq_len) / options.gpus;
+    checked = scenario::generate_checked(schedule_flags.algorithm, problem, options,
+                                         {hardware, &topology, network.placement, placement,
+                                          gpu.block_flops_per_s(problem.dtype, chunk_tokens)});
+  }
 
   const auto started = std::chrono::steady_clock::now();
   sim::SimResult result = sim::simulate(schedule, *checked.grid, checked.analysis, topology, placement, gpu, sim_options);
@@ -115,6 +129,8 @@ int run_simulate(const ProblemFlags& problem_flags, const ScheduleFlags& schedul
   json summary = sim::simulation_summary_json(schedule, topology, result, common.per_gpu);
   summary["fidelity"] = flags.fidelity;
   summary["gpu"] = gpu.name;
+  summary["placement"] = chosen.order;
+  summary["routing"] = topo::to_string(topology.routing);
   summary["wall_s"] = wall_s;
   summary["events_per_s"] = wall_s > 0 ? static_cast<double>(result.events) / wall_s : 0;
   if (common.json) {
@@ -122,7 +138,7 @@ int run_simulate(const ProblemFlags& problem_flags, const ScheduleFlags& schedul
     return 0;
   }
   std::cout << schedule.name() << " on " << topology.name << " (" << flags.fidelity << " fidelity, " << gpu.name
-            << ", placement " << network.placement << ")\n\n";
+            << ", placement " << chosen.label() << ", routing " << topo::to_string(topology.routing) << ")\n\n";
   Table table({"metric", "value"});
   table.add_row({"makespan", format_seconds(result.makespan_s)});
   table.add_row({"compute, busiest GPU", format_seconds(summary["compute_s_max"].get<double>())});

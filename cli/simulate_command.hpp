@@ -17,7 +17,6 @@ struct SimulateFlags {
   std::string size = "1G";
   std::string algorithm = "ring";  // all-reduce: ring or tree
   std::string chunk;        // chunk size of point-to-point messages ("" = whole messages)
-  double overhead_us = 0;   // per-message software overhead
   int channels = 0;         // communication channels per GPU (0: unlimited)
 };
 

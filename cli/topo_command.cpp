@@ -55,7 +55,8 @@ int run_topo(const TopoFlags& flags) {
                           {"links", metrics.links},
                           {"diameter_hops", metrics.diameter_hops},
                           {"bisection_bytes_per_s", metrics.bisection_bytes_per_s},
-                          {"gpus_per_node", topology.gpus_per_node}};
+                          {"gpus_per_node", topology.gpus_per_node},
+                          {"routing", topo::to_string(topology.routing)}};
     std::cout << out.dump(2) << "\n";
     return 0;
   }
@@ -70,6 +71,10 @@ int run_topo(const TopoFlags& flags) {
   table.add_row({"GPUs per node", std::to_string(topology.gpus_per_node)});
   table.add_row({"switches", std::to_string(metrics.switches)});
   table.add_row({"directed links", std::to_string(metrics.links)});
+  table.add_row({"routing", topo::to_string(topology.routing) +
+                               (topology.routing == topo::RoutingPolicy::pxn ? " (between servers via the NIC on the "
+                                                                               "destination's rail)"
+                                                                             : "")});
   table.add_row({"diameter", std::to_string(metrics.diameter_hops) + " hops"});
   table.add_row({"bisection", format_bytes(metrics.bisection_bytes_per_s) + "/s per direction"});
   table.print(std::cout);

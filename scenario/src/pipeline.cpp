@@ -5,6 +5,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/topologies/builders.hpp"
 #include "tessera/topologies/description.hpp"
+#include "tessera/topologies/routing.hpp"
 
 namespace tessera::scenario {
 
@@ -24,7 +25,12 @@ CheckedSchedule generate_checked(const std::string& algorithm, const Problem& pr
 NetworkChoice make_network(const NetworkText& flags, int32_t gpus) {
   NetworkChoice choice;
   choice.placement = flags.placement;
-  if (!flags.topology.empty()) choice.topology = topo::load_topology(flags.topology, gpus);
+  if (!flags.topology.empty()) {
+    choice.topology = topo::load_topology(flags.topology, gpus);
+    topo::set_routing(*choice.topology, flags.routing);
+  } else if (!flags.routing.empty()) {
+    throw UserError("--routing " + flags.routing + ": needs a --topology (the uniform network has one route per pair)");
+  }
   return choice;
 }
 

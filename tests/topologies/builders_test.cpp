@@ -9,6 +9,7 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/topologies/builders.hpp"
+#include "tessera/topologies/routing.hpp"
 #include "tessera/topologies/metrics.hpp"
 
 using namespace tessera::topo;
@@ -213,7 +214,9 @@ TEST_CASE("build_hierarchical: rail-optimised fat tree, non-blocking and oversub
   // per rail per group = 8 leaves. Oversubscription 1: 4 spines, each leaf 4 x 50 GB/s up.
   // Counts: 32 GPUs; 8 NVSwitches + 32 NICs + 8 leaves + 4 spines = 52 switches; cables
   // 32 NVLink + 32 PCIe + 32 NIC-leaf + 8 x 4 leaf-spine = 128, i.e. 256 links.
-  // Diameter: GPUs on different rails meet at a spine: GPU-NIC-leaf-spine-leaf-NIC-GPU = 6.
+  // Diameter: under ECMP GPUs on different rails meet at a spine: GPU-NIC-leaf-spine-leaf-NIC-GPU
+  // = 6; under PXN (the default) a transfer first crosses the NVSwitch to the GPU on the
+  // destination's rail, 2 more hops, when that rail's leaves are in another group: 8.
   // Bisection: GPUs 0-15 are group 0; its 4 servers x 4 NICs x 50 GB/s = 800 GB/s cross, and
   // its leaves' uplinks carry the same 800 GB/s; oversubscription s divides the uplinks: 800/s.
   HierarchicalSpec spec;
@@ -234,15 +237,18 @@ TEST_CASE("build_hierarchical: rail-optimised fat tree, non-blocking and oversub
     CHECK(metrics.gpus == 32);
     CHECK(metrics.switches == 8 + 32 + 8 + spines);
     CHECK(metrics.links == 2 * (32 + 32 + 32 + 8 * spines));
-    CHECK(metrics.diameter_hops == 6);
+    CHECK(metrics.diameter_hops == 8);
     CHECK(metrics.bisection_bytes_per_s == Approx(800e9 / oversubscription));
+    set_routing(cluster, "ecmp");
+    CHECK(measure(cluster).diameter_hops == 6);
   }
 }
 
 TEST_CASE("build_hierarchical: an oversubscribed tree with one spine", "[builders]") {
   // 4 servers x 2 GPUs, 2 NICs, leaves of 2 ports, s = 2: 2 groups x 2 rails = 4 leaves, each
   // with 2 x 50 / 2 = 50 GB/s up, to ceil(2 / 2) = 1 spine. Halves = group 0 = servers 0-1:
-  // (servers/2 = 2) x (2 NICs) x 50 GB/s / 2 = 100 GB/s.
+  // (servers/2 = 2) x (2 NICs) x 50 GB/s / 2 = 100 GB/s. Diameter under PXN: NVSwitch to the
+  // other rail's GPU, then GPU-NIC-leaf-spine-leaf-NIC-GPU: 8.
   HierarchicalSpec spec;
   spec.nodes = 4;
   spec.gpus_per_node = 2;
@@ -253,7 +259,7 @@ TEST_CASE("build_hierarchical: an oversubscribed tree with one spine", "[builder
   TopologyMetrics metrics = measure(build_hierarchical(spec));
   CHECK(metrics.switches == 4 + 8 + 4 + 1);
   CHECK(metrics.links == 2 * (8 + 8 + 8 + 4));
-  CHECK(metrics.diameter_hops == 6);
+  CHECK(metrics.diameter_hops == 8);
   CHECK(metrics.bisection_bytes_per_s == Approx(100e9));
 }
 

@@ -123,6 +123,16 @@ nic_latency_us: 3
     CHECK(topology.gpus_per_node == 8);
     CHECK(topology.shape == TopologyShape::hierarchical);
     CHECK(topology.name == "cluster");  // the file's stem when there is no name
+    CHECK(topology.routing == RoutingPolicy::pxn);  // rails: NCCL's PXN unless the file says otherwise
+  }
+  SECTION("hierarchical builder: routing ecmp, and pxn refused without rails") {
+    const std::string cluster = "builder: hierarchical\nnodes: 4\ngpus_per_node: 8\nnvlink_gbps: 450\n"
+                                "nics_per_node: 8\nnic_gbps: 50\n";
+    CHECK(parse_topology_yaml(cluster + "routing: ecmp\n", "c.yaml").routing == RoutingPolicy::ecmp);
+    CHECK_THROWS_WITH(parse_topology_yaml(cluster + "routing: ospf\n", "c.yaml"),
+                      Catch::Contains("c.yaml:7") && Catch::Contains("expected pxn or ecmp"));
+    CHECK_THROWS_WITH(parse_topology_yaml(cluster + "rail_optimized: false\nrouting: pxn\n", "c.yaml"),
+                      Catch::Contains("c.yaml:8") && Catch::Contains("not a rail-optimised cluster"));
   }
   SECTION("ring and torus builders") {
     CHECK(parse_topology_yaml("builder: ring\ngpus: 6\nbandwidth_gbps: 25\nlatency_us: 2\nbidirectional: false\n", "r")

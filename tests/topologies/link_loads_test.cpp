@@ -110,7 +110,8 @@ TEST_CASE("topo::compute_link_loads: one mesh schedule placed two ways moves dif
   // Mesh-Attention 4x4 forward on h100-ib:2 (GPUs 0-7 in server 0, 8-15 in server 1). Rank
   // g = R*4 + C; per GPU the forward pass has a - 1 = 3 Q steps to q_next = R*4 + (C+1)%4,
   // b - 1 = 3 KV steps to kv_next = ((R+1)%4)*4 + C, and 3 O+LSE partials, one per other
-  // row s = 1..3 of its tile, to owner R*4 + (C-s)%4 (full mask: every row has work).
+  // row s = 1..3 of its tile, each passed on to q_next: partials travel along the Q-ring hop
+  // by hop towards their owner (mesh.cpp; full mask: every row has work).
   GeneratorOptions options;
   options.gpus = 16;
   options.tile = TileShape{4, 4};
@@ -132,27 +133,28 @@ TEST_CASE("topo::compute_link_loads: one mesh schedule placed two ways moves dif
   }
   SECTION("round-robin: KV-rings inside servers, every Q hop crosses") {
     // Server of rank r is r % 2. Q hops change C by one, hence the parity: all 16 x 3 = 48
-    // Q chunks cross. Partials go C -> C - s: they cross for s = 1 and 3, 16 x 2 = 32 O and
-    // 32 LSE. KV hops add 4 to the rank: same parity, none cross.
+    // Q chunks cross, and so do the 16 x 3 = 48 O and 48 LSE partials that ride the same
+    // hops. KV hops add 4 to the rank: same parity, none cross.
+    // 48 x (8388608 + 8388608 + 131072) = 811597824 B.
     LinkLoads loads = compute_link_loads(router, place_ranks(cluster, mesh, "round-robin"), mesh, grid);
     CHECK(kind_bytes(loads, DataKind::Q) == 48 * kQBytes);
-    CHECK(kind_bytes(loads, DataKind::O) == 32 * kOBytes);
-    CHECK(kind_bytes(loads, DataKind::LSE) == 32 * kLSEBytes);
+    CHECK(kind_bytes(loads, DataKind::O) == 48 * kOBytes);
+    CHECK(kind_bytes(loads, DataKind::LSE) == 48 * kLSEBytes);
     CHECK(kind_bytes(loads, DataKind::KV) == 0);
-    CHECK(loads.inter_node_total() == 675282944);
+    CHECK(loads.inter_node_total() == 811597824);
   }
   SECTION("KV-rings contiguous (rank R*4 + C -> GPU C*4 + R): KV-rings inside, half the Q hops cross") {
     // Server is 0 for C < 2, 1 for C >= 2. Q hops C -> C+1 cross from C = 1 and C = 3:
-    // 4 rings x 2 x 3 = 24 Q. Partials C -> C-s cross for (s=1: C=0,2), (s=2: all 4),
-    // (s=3: C=1,3): 8 per ring, 32 O and 32 LSE. Total 473956352 B.
+    // 4 rings x 2 x 3 = 24 Q, and the partials on those hops: 24 O and 24 LSE.
+    // 24 x 16908288 = 405798912 B.
     std::string list = "list:";
     for (int32_t rank = 0; rank < 16; ++rank) list += (rank ? "," : "") + std::to_string((rank % 4) * 4 + rank / 4);
     LinkLoads loads = compute_link_loads(router, place_ranks(cluster, mesh, list), mesh, grid);
     CHECK(kind_bytes(loads, DataKind::Q) == 24 * kQBytes);
-    CHECK(kind_bytes(loads, DataKind::O) == 32 * kOBytes);
-    CHECK(kind_bytes(loads, DataKind::LSE) == 32 * kLSEBytes);
+    CHECK(kind_bytes(loads, DataKind::O) == 24 * kOBytes);
+    CHECK(kind_bytes(loads, DataKind::LSE) == 24 * kLSEBytes);
     CHECK(kind_bytes(loads, DataKind::KV) == 0);
-    CHECK(loads.inter_node_total() == 473956352);
+    CHECK(loads.inter_node_total() == 405798912);
   }
   SECTION("auto picks the cheaper: linear") {
     std::vector<int32_t> placed = place_ranks(cluster, mesh, "auto");

@@ -1,6 +1,7 @@
 // Routing against closed forms: hop counts equal the wrap-around Manhattan distance on tori
 // (dimension 0 first, ties the positive way), rings go the shorter way, fat trees use
-// GPU-NIC-leaf(-spine-leaf)-NIC-GPU; ECMP choices repeat exactly and spread over spines.
+// GPU-NIC-leaf(-spine-leaf)-NIC-GPU under ECMP, whose choices repeat exactly and spread over
+// spines; under PXN (rail_routing_test.cpp) a transfer between servers stays on one rail.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -140,10 +141,11 @@ TEST_CASE("switch and fully connected routes: 2 hops and 1 hop", "[routing]") {
   }
 }
 
-TEST_CASE("fat tree routes: 2 hops in a server, 4 on a shared leaf, 6 through a spine", "[routing]") {
+TEST_CASE("fat tree routes under ECMP: 2 hops in a server, 4 on a shared leaf, 6 through a spine", "[routing]") {
   // Rail r of a group of 4 servers shares leaf r: GPUs with the same local index in servers of
   // the same group meet at their leaf; every other pair of servers goes through a spine.
   Topology cluster = build_hierarchical(small_fat_tree());
+  set_routing(cluster, "ecmp");
   Router router(cluster);
   for (int32_t src = 0; src < cluster.gpu_count(); ++src) {
     for (int32_t dst = 0; dst < cluster.gpu_count(); ++dst) {
@@ -177,6 +179,8 @@ TEST_CASE("fat tree routes: 2 hops in a server, 4 on a shared leaf, 6 through a 
 TEST_CASE("ECMP: the same routes twice, from two routers and two builds", "[routing]") {
   Topology first = build_hierarchical(small_fat_tree());
   Topology second = build_hierarchical(small_fat_tree());
+  set_routing(first, "ecmp");
+  set_routing(second, "ecmp");
   Router a(first), b(first), c(second);
   for (int32_t src = 0; src < first.gpu_count(); ++src) {
     for (int32_t dst = 0; dst < first.gpu_count(); ++dst) {
@@ -197,6 +201,7 @@ TEST_CASE("ECMP: routes between servers spread over every spine", "[routing]") {
   spec.nics_per_node = 2;
   spec.leaf_down_ports = 4;
   Topology cluster = build_hierarchical(spec);
+  set_routing(cluster, "ecmp");
   Router router(cluster);
   std::map<VertexId, int32_t> routes_per_spine;
   int32_t through_spines = 0;

@@ -43,8 +43,8 @@ struct Adjacency {
 
 // 1 where traffic between two other GPUs may pass. Switches always relay. GPUs relay on rings,
 // tori, product networks and explicit graphs, where they are the routers; in a hierarchical
-// cluster they do not: a GPU's inter-server traffic leaves through its own NIC (no PXN-style
-// hop over NVLink to another GPU's NIC).
+// cluster they do not: a shortest path leaves through the source GPU's own NIC. (PXN's hop over
+// NVLink to another GPU's NIC is two such paths joined at that GPU: routing.cpp, walk_pxn.)
 inline std::vector<char> relay_vertices(const Topology& topology) {
   const bool gpus_relay = topology.shape != TopologyShape::hierarchical;
   std::vector<char> relay(boost::num_vertices(topology.graph), 1);

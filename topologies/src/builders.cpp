@@ -38,6 +38,14 @@ std::string to_string(LinkClass link_class) {
   return "unknown";
 }
 
+std::string to_string(RoutingPolicy routing) {
+  switch (routing) {
+    case RoutingPolicy::ecmp: return "ecmp";
+    case RoutingPolicy::pxn: return "pxn";
+  }
+  return "unknown";
+}
+
 namespace {
 
 // `edges` of `from`, as descriptors of `to`, a copy of `from`. Boost copies every vertex's
@@ -68,7 +76,9 @@ Topology::Topology(const Topology& other)
       resource_bytes_per_s(other.resource_bytes_per_s),
       torus_dims(other.torus_dims),
       bidirectional_ring(other.bidirectional_ring),
-      gpus_per_node(other.gpus_per_node) {}
+      gpus_per_node(other.gpus_per_node),
+      rail_optimized(other.rail_optimized),
+      routing(other.routing) {}
 
 Topology& Topology::operator=(const Topology& other) {
   if (this == &other) return *this;
@@ -82,6 +92,8 @@ Topology& Topology::operator=(const Topology& other) {
   torus_dims = other.torus_dims;
   bidirectional_ring = other.bidirectional_ring;
   gpus_per_node = other.gpus_per_node;
+  rail_optimized = other.rail_optimized;
+  routing = other.routing;
   return *this;
 }
 
@@ -379,6 +391,9 @@ Topology build_hierarchical(const HierarchicalSpec& spec) {
   topology.name = "hierarchical-" + std::to_string(nodes) + "x" + std::to_string(g);
   topology.shape = TopologyShape::hierarchical;
   topology.gpus_per_node = g;
+  // Rails exist only where servers talk through the network; NCCL uses PXN on them.
+  topology.rail_optimized = spec.rail_optimized && has_network;
+  topology.routing = topology.rail_optimized ? RoutingPolicy::pxn : RoutingPolicy::ecmp;
   for (int32_t gpu = 0; gpu < nodes * g; ++gpu) add_gpu(topology, gpu, gpu / g);
 
   // Latency: each NVLink hop costs its own; a NIC costs its latency on the PCIe hop between it

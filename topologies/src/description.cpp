@@ -18,6 +18,7 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/topologies/builders.hpp"
+#include "tessera/topologies/routing.hpp"
 #include "yaml_reader.hpp"
 
 namespace tessera::topo {
@@ -136,7 +137,7 @@ Parsed parse_hierarchical(const YamlReader& reader, const YAML::Node& root) {
   reader.check_keys(
       root,
       {"name", "builder", "nodes", "gpus_per_node", "nvlink_gbps", "nvlink_latency_us", "nics_per_node", "nic_gbps",
-       "nic_latency_us", "rail_optimized", "leaf_down_ports", "oversubscription", "switch_latency_us"},
+       "nic_latency_us", "rail_optimized", "leaf_down_ports", "oversubscription", "switch_latency_us", "routing"},
       "for builder hierarchical");
   // Sizes and bandwidths must be stated (a default would silently describe another machine);
   // latencies and the fabric's shape default to HierarchicalSpec's values.
@@ -152,7 +153,18 @@ Parsed parse_hierarchical(const YamlReader& reader, const YAML::Node& root) {
   spec.rail_optimized = reader.flag(root, "", "rail_optimized", spec.rail_optimized);
   if (reader.has(root, "leaf_down_ports")) spec.leaf_down_ports = reader.integer(root, "", "leaf_down_ports", 1);
   if (reader.has(root, "oversubscription")) spec.oversubscription = reader.positive(root, "", "oversubscription");
-  return {build_at(reader, root, [&] { return build_hierarchical(spec); }), YamlReader::line_of(root["nodes"])};
+  Parsed parsed{build_at(reader, root, [&] { return build_hierarchical(spec); }), YamlReader::line_of(root["nodes"])};
+  // pxn (the default where there are rails) or ecmp; --routing overrides it.
+  if (reader.has(root, "routing")) {
+    try {
+      set_routing(parsed.topology, reader.text(root, "", "routing"));
+    } catch (const UserError& error) {
+      std::string message = error.what();
+      if (message.rfind("--", 0) == 0) message = message.substr(2);  // "--routing: ..." -> "routing: ..."
+      reader.fail(root["routing"], message);
+    }
+  }
+  return parsed;
 }
 
 Parsed parse_builder(const YamlReader& reader, const YAML::Node& root) {

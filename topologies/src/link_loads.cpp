@@ -4,6 +4,8 @@
 // collective itself, not from each member's op.
 #include "tessera/topologies/link_loads.hpp"
 
+#include <map>
+
 #include "tessera/core/data_size.hpp"
 #include "tessera/core/error.hpp"
 
@@ -84,6 +86,23 @@ LinkLoads compute_link_loads(Router& router, const std::vector<int32_t>& placeme
     for (const Transfer& transfer : collective.transfers)
       accumulator.add(transfer.src, transfer.dst, schedule.items_of(transfer));
   return accumulator.finish();
+}
+
+std::vector<RankTraffic> rank_traffic(const Schedule& schedule, const BlockGrid& grid) {
+  std::map<std::pair<int32_t, int32_t>, int64_t> bytes_by_pair;
+  auto add = [&](int32_t src_rank, int32_t dst_rank, std::span<const DataItem> items) {
+    if (src_rank == dst_rank) return;
+    int64_t& bytes = bytes_by_pair[{src_rank, dst_rank}];
+    for (const DataItem& item : items) bytes += item_bytes(schedule, grid, item);
+  };
+  for (const Op& op : schedule.ops)
+    if (op.kind == OpKind::send) add(op.gpu, op.peer, schedule.items_of(op));
+  for (const Collective& collective : schedule.collectives)
+    for (const Transfer& transfer : collective.transfers) add(transfer.src, transfer.dst, schedule.items_of(transfer));
+  std::vector<RankTraffic> traffic;
+  traffic.reserve(bytes_by_pair.size());
+  for (const auto& [pair, bytes] : bytes_by_pair) traffic.push_back({pair.first, pair.second, bytes});
+  return traffic;
 }
 
 }  // namespace tessera::topo

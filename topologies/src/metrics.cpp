@@ -16,7 +16,8 @@ namespace {
 
 // Rings, tori, a single switch and full connection look the same from every GPU, so the
 // longest route from GPU 0 is the longest of all. Every other network: hop counts from each
-// GPU under the same relay rule the Router uses, whose routes are shortest paths.
+// GPU under the same relay rule the Router uses, whose routes are shortest paths (or, under
+// PXN, two of them joined at a proxy GPU).
 int32_t diameter_hops(const Topology& topology) {
   const int32_t gpus = topology.gpu_count();
   int32_t longest = 0;
@@ -34,11 +35,32 @@ int32_t diameter_hops(const Topology& topology) {
   }
   const detail::Adjacency outgoing = detail::Adjacency::of(topology, true);
   const std::vector<char> relay = detail::relay_vertices(topology);
+  // A PXN route is two shortest paths joined at its proxy GPU p. The destinations p relays
+  // for are the same whoever sends (other servers' GPUs of p's local index), so the longest
+  // such route is the longest first leg into p plus the longest second leg out of p.
+  Router router(topology);
+  std::vector<int32_t> into_proxy(static_cast<size_t>(gpus), -1), out_of_proxy(static_cast<size_t>(gpus), 0);
   std::vector<uint16_t> hops;
-  for (VertexId source : topology.gpu_vertices) {
-    detail::hop_counts(outgoing, relay, source, hops);
-    for (VertexId target : topology.gpu_vertices) longest = std::max<int32_t>(longest, hops[target]);
+  for (int32_t source = 0; source < gpus; ++source) {
+    detail::hop_counts(outgoing, relay, topology.gpu_vertices[static_cast<size_t>(source)], hops);
+    for (int32_t target = 0; target < gpus; ++target) {
+      const int32_t target_hops = hops[topology.gpu_vertices[static_cast<size_t>(target)]];
+      const int32_t proxy = router.pxn_proxy(source, target);
+      if (proxy < 0) {
+        longest = std::max(longest, target_hops);
+        // `source` relays for `target` when a server-mate on another NIC sends to it.
+        if (topology.routing == RoutingPolicy::pxn && topology.node_of(source) != topology.node_of(target) &&
+            target % topology.gpus_per_node == source % topology.gpus_per_node)
+          out_of_proxy[static_cast<size_t>(source)] = std::max(out_of_proxy[static_cast<size_t>(source)], target_hops);
+      } else {
+        int32_t& first_leg = into_proxy[static_cast<size_t>(proxy)];
+        first_leg = std::max<int32_t>(first_leg, hops[topology.gpu_vertices[static_cast<size_t>(proxy)]]);
+      }
+    }
   }
+  for (int32_t proxy = 0; proxy < gpus; ++proxy)
+    if (into_proxy[static_cast<size_t>(proxy)] >= 0)
+      longest = std::max(longest, into_proxy[static_cast<size_t>(proxy)] + out_of_proxy[static_cast<size_t>(proxy)]);
   return longest;
 }
 

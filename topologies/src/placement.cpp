@@ -1,20 +1,17 @@
-// Rank placement. Mesh-Attention is the schedule whose placement matters most: its a x b
-// grid of ranks has Q-rings along rows (ranks R*a .. R*a + a-1, contiguous) and KV-rings along
-// columns (ranks C, C + a, C + 2a, ..., stride a). Which of the two stays inside a server is
-// the open question of research/papers.md A.7, so "auto" places both ways, counts the bytes
-// each moves between servers, and keeps the cheaper.
+// Rank placement by name: a GPU sequence (which GPU position 0, 1, ... takes), optionally after
+// a stride permutation of the ranks. The sequences follow the servers and rails of a cluster;
+// the stride brings a ring of stride T (a mesh's KV-ring: ranks C, C + a, C + 2a, ...) onto
+// consecutive positions. "auto" is the search of placement_search.cpp over these orders.
 #include "tessera/topologies/placement.hpp"
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <sstream>
 
-#include "tessera/core/block_grid.hpp"
 #include "tessera/core/error.hpp"
-#include "tessera/costmodel/generators.hpp"
-#include "tessera/topologies/link_loads.hpp"
-#include "tessera/topologies/routing.hpp"
+#include "tessera/topologies/placement_search.hpp"
 
 namespace tessera::topo {
 
@@ -55,21 +52,6 @@ std::vector<int32_t> round_robin(const Topology& topology, int32_t ranks) {
   return placement;
 }
 
-// Servers in order, every other server walked backwards (0..7, 15..8, 16..23, ...): consecutive
-// ranks on different servers sit on GPUs of the same index, so on a rail-optimised fabric each
-// ring hop between servers stays on one rail (one leaf switch) instead of crossing a spine.
-std::vector<int32_t> rail_aligned(const Topology& topology, int32_t ranks) {
-  std::vector<int32_t> placement;
-  const std::vector<std::vector<int32_t>> servers = servers_of(topology);
-  for (size_t server = 0; server < servers.size() && static_cast<int32_t>(placement.size()) < ranks; ++server) {
-    std::vector<int32_t> gpus = servers[server];
-    if (server % 2 == 1) std::reverse(gpus.begin(), gpus.end());
-    for (int32_t gpu : gpus)
-      if (static_cast<int32_t>(placement.size()) < ranks) placement.push_back(gpu);
-  }
-  return placement;
-}
-
 // "list:3,0,1,2": rank i runs on the i-th GPU listed.
 std::vector<int32_t> explicit_list(const Topology& topology, int32_t ranks, const std::string& text) {
   std::vector<int32_t> placement;
@@ -100,90 +82,111 @@ std::vector<int32_t> explicit_list(const Topology& topology, int32_t ranks, cons
   return placement;
 }
 
-// The tile "AxB" at the start of a mesh schedule's variant ("4x4 contiguous"), if it covers
-// all ranks.
-std::optional<TileShape> mesh_tile(const Schedule& schedule) {
-  if (schedule.algorithm != "mesh") return std::nullopt;
-  const std::string first_word = schedule.variant.substr(0, schedule.variant.find(' '));
-  try {
-    TileShape tile = parse_tile(first_word);
-    if (static_cast<int64_t>(tile.first) * tile.second != schedule.gpus) return std::nullopt;
-    return tile;
-  } catch (const UserError&) {
-    return std::nullopt;
-  }
-}
-
-// Rings of a mesh: Q-ring R is ranks {R*a + c}, KV-ring C is ranks {r*a + C}.
-std::vector<std::vector<int32_t>> rings(TileShape tile, bool q_rings) {
-  const int32_t a = tile.first, b = tile.second;
-  std::vector<std::vector<int32_t>> result(static_cast<size_t>(q_rings ? b : a));
-  for (int32_t row = 0; row < b; ++row)
-    for (int32_t column = 0; column < a; ++column)
-      result[static_cast<size_t>(q_rings ? row : column)].push_back(row * a + column);
-  return result;
-}
-
-// Puts whole rings inside servers. Filling the GPUs in order does that when the ring length
-// divides the server size (for Q-rings that is linear placement). When it does not, a ring
-// that fits in a server still gets one to itself if there are spare GPUs to leave gaps
-// (e.g. rings of 3 on servers of 8: two rings per server, two GPUs idle); rings longer than a
-// server, or too few spare GPUs, fall back to filling in order, so each ring spans as few
-// servers as it can.
-std::vector<int32_t> rings_inside_servers(const Topology& topology, const std::vector<std::vector<int32_t>>& groups,
-                                          int32_t ranks) {
+// Servers in order; in every other server the blocks of `block` GPUs come in reverse order
+// (each block keeps its own order). Blocks of one GPU walk every other server backwards (0..7,
+// 15..8, 16..23, ...): consecutive ranks on different servers sit on GPUs of the same index, so
+// on a rail-optimised fabric each ring hop between servers stays on one rail (one leaf switch)
+// instead of crossing a spine. Blocks of a ring's length L (a mesh's Q-ring: L consecutive
+// ranks) do the same for a ring of stride L (its KV-ring): it passes through every block of a
+// server and leaves on the local index where the next server, walked the other way, takes it in.
+std::vector<int32_t> rail_aligned_blocks(const Topology& topology, int32_t ranks, int32_t block) {
+  std::vector<int32_t> placement;
   const std::vector<std::vector<int32_t>> servers = servers_of(topology);
-  std::vector<int32_t> placement(static_cast<size_t>(ranks), -1);
-  size_t server = 0, used = 0;
-  bool gapped = true;
-  for (const auto& group : groups) {
-    if (used + group.size() > servers[server].size()) {
-      ++server;
-      used = 0;
+  for (size_t server = 0; server < servers.size() && static_cast<int32_t>(placement.size()) < ranks; ++server) {
+    const std::vector<int32_t>& gpus = servers[server];
+    if (gpus.size() % static_cast<size_t>(block) != 0)
+      throw UserError("rail-aligned:" + std::to_string(block) + ": server " + std::to_string(server) + " has " +
+                      std::to_string(gpus.size()) + " GPUs, not a multiple of " + std::to_string(block));
+    const size_t blocks = gpus.size() / static_cast<size_t>(block);
+    for (size_t b = 0; b < blocks; ++b) {
+      const size_t taken = server % 2 == 1 ? blocks - 1 - b : b;
+      for (size_t i = 0; i < static_cast<size_t>(block); ++i)
+        if (static_cast<int32_t>(placement.size()) < ranks)
+          placement.push_back(gpus[taken * static_cast<size_t>(block) + i]);
     }
-    if (server == servers.size() || group.size() > servers[server].size()) {
-      gapped = false;
-      break;
-    }
-    for (int32_t rank : group) placement[static_cast<size_t>(rank)] = servers[server][used++];
   }
-  if (gapped) return placement;
-  std::vector<int32_t> in_order;
-  for (const auto& gpus : servers) in_order.insert(in_order.end(), gpus.begin(), gpus.end());
-  size_t next = 0;
-  for (const auto& group : groups)
-    for (int32_t rank : group) placement[static_cast<size_t>(rank)] = in_order[next++];
   return placement;
 }
 
-std::vector<int32_t> topology_aware(const Topology& topology, const Schedule& schedule) {
-  const std::optional<TileShape> tile = mesh_tile(schedule);
-  // Not a mesh: ring-like traffic between servers stays on one rail.
-  if (!tile) return rail_aligned(topology, schedule.gpus);
-  const std::vector<int32_t> q_rings_inside = rings_inside_servers(topology, rings(*tile, true), schedule.gpus);
-  const std::vector<int32_t> kv_rings_inside = rings_inside_servers(topology, rings(*tile, false), schedule.gpus);
-  // Inter-node bytes depend on the schedule's data sizes (Q against KV under GQA, the
-  // partial outputs, the pass), so they are counted, not guessed from the ring lengths.
-  const BlockGrid grid(schedule.problem, schedule.layout, schedule.chunks());
-  Router router(topology);
-  const int64_t q_cost = compute_link_loads(router, q_rings_inside, schedule, grid).inter_node_total();
-  const int64_t kv_cost = compute_link_loads(router, kv_rings_inside, schedule, grid).inter_node_total();
-  return kv_cost < q_cost ? kv_rings_inside : q_rings_inside;  // ties: Q-rings (linear when it fits)
+// Blocks of `block` consecutive positions, each inside one server: a block that does not fit in
+// what is left of a server starts the next one, leaving GPUs idle (rings of 3 on servers of 8:
+// two rings per server, two GPUs idle).
+std::vector<int32_t> packed(const Topology& topology, int32_t ranks, int32_t block) {
+  const std::vector<std::vector<int32_t>> servers = servers_of(topology);
+  std::vector<int32_t> placement;
+  size_t server = 0, used = 0;
+  while (static_cast<int32_t>(placement.size()) < ranks) {
+    const size_t size = static_cast<size_t>(std::min<int32_t>(block, ranks - static_cast<int32_t>(placement.size())));
+    if (server < servers.size() && used + size > servers[server].size()) {
+      ++server;
+      used = 0;
+    }
+    if (server == servers.size() || size > servers[server].size())
+      throw UserError("packed:" + std::to_string(block) + ": " + std::to_string(ranks) +
+                      " ranks in whole blocks do not fit the servers of '" + topology.name + "'");
+    for (size_t i = 0; i < size; ++i) placement.push_back(servers[server][used++]);
+  }
+  return placement;
+}
+
+// "T" of "stride:T" or "S" of "rail-aligned:S": a whole number from 1 to `limit`.
+int32_t order_parameter(const std::string& order, const std::string& text, int32_t limit) {
+  const bool digits = !text.empty() && text.size() <= 7 &&
+                      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const int64_t value = digits ? std::stoll(text) : 0;
+  if (value < 1 || value > limit)
+    throw UserError("placement '" + order + "': expected a whole number from 1 to " + std::to_string(limit) +
+                    " after ':', got '" + text + "'");
+  return static_cast<int32_t>(value);
+}
+
+// The GPUs positions 0, 1, ... take, for a GPU sequence's name.
+std::vector<int32_t> gpu_sequence(const Topology& topology, int32_t ranks, const std::string& order,
+                                  const std::string& sequence) {
+  auto parameter = [&](const std::string& prefix) -> std::optional<int32_t> {
+    if (sequence.rfind(prefix + ":", 0) != 0) return std::nullopt;
+    return order_parameter(order, sequence.substr(prefix.size() + 1), topology.gpu_count());
+  };
+  if (sequence == "linear") return linear(ranks);
+  if (sequence == "round-robin") return round_robin(topology, ranks);
+  if (sequence == "rail-aligned") return rail_aligned_blocks(topology, ranks, 1);
+  if (auto block = parameter("rail-aligned")) return rail_aligned_blocks(topology, ranks, *block);
+  if (auto block = parameter("packed")) return packed(topology, ranks, *block);
+  if (sequence.rfind("list:", 0) == 0) return explicit_list(topology, ranks, sequence.substr(5));
+  throw UserError("unknown placement '" + order +
+                  "' (expected linear, round-robin, rail-aligned, rail-aligned:S, packed:K, stride:T+ORDER, "
+                  "list:G0,G1,... or auto)");
 }
 
 }  // namespace
 
-std::vector<int32_t> place_ranks(const Topology& topology, const Schedule& schedule, const std::string& placement) {
-  const int32_t ranks = schedule.gpus;
+std::vector<int32_t> order_ranks(const Topology& topology, int32_t ranks, const std::string& order) {
   if (ranks > topology.gpu_count())
     throw UserError("the schedule has " + std::to_string(ranks) + " ranks but the topology has " +
                     std::to_string(topology.gpu_count()) + " GPUs");
-  if (placement == "linear") return linear(ranks);
-  if (placement == "round-robin") return round_robin(topology, ranks);
-  if (placement == "rail-aligned") return rail_aligned(topology, ranks);
-  if (placement.rfind("list:", 0) == 0) return explicit_list(topology, ranks, placement.substr(5));
-  if (placement == "auto") return topology_aware(topology, schedule);
-  throw UserError("unknown placement '" + placement + "' (expected linear, round-robin, rail-aligned, list:G0,G1,... or auto)");
+  // "stride:T+SEQUENCE": position i holds the i-th rank in the order (r mod T, r div T).
+  std::vector<int32_t> rank_at(static_cast<size_t>(ranks));
+  std::string sequence = order;
+  int32_t stride = 1;
+  if (order.rfind("stride:", 0) == 0) {
+    const size_t plus = order.find('+');
+    if (plus == std::string::npos)
+      throw UserError("placement '" + order + "': expected stride:T+ORDER (e.g. stride:8+linear)");
+    stride = order_parameter(order, order.substr(7, plus - 7), std::max(ranks, 1));
+    sequence = order.substr(plus + 1);
+  }
+  std::iota(rank_at.begin(), rank_at.end(), 0);
+  std::stable_sort(rank_at.begin(), rank_at.end(),
+                   [stride](int32_t x, int32_t y) { return x % stride < y % stride; });
+  const std::vector<int32_t> gpus = gpu_sequence(topology, ranks, order, sequence);
+  std::vector<int32_t> placement(static_cast<size_t>(ranks));
+  for (size_t position = 0; position < rank_at.size(); ++position)
+    placement[static_cast<size_t>(rank_at[position])] = gpus[position];
+  return placement;
+}
+
+std::vector<int32_t> place_ranks(const Topology& topology, const Schedule& schedule, const std::string& placement) {
+  return choose_placement(topology, schedule, placement).gpu_of_rank;
 }
 
 }  // namespace tessera::topo

@@ -1,6 +1,7 @@
 // Routes between GPUs: rings the shorter way, tori dimension by dimension, everything else on
-// shortest hop paths with a deterministic ECMP choice. Routes are cached per (source,
-// destination); hop counts towards each destination are computed once, when first needed.
+// shortest hop paths with a deterministic ECMP choice, and PXN between the servers of a
+// rail-optimised cluster. Routes are cached per (source, destination); hop counts towards each
+// destination are computed once, when first needed.
 #include "tessera/topologies/routing.hpp"
 
 #include <algorithm>
@@ -59,6 +60,7 @@ struct Router::Impl {
           break;
         }
         [[fallthrough]];
+      case TopologyShape::hierarchical: walk_pxn(src_gpu, dst_gpu); break;  // shortest unless PXN applies
       default: walk_shortest(src_gpu, dst_gpu); break;
     }
     std::span<const int32_t> stored = store(path);
@@ -147,6 +149,36 @@ struct Router::Impl {
     }
   }
 
+  // Hierarchical clusters: shortest paths, except PXN's two legs when a proxy applies: the
+  // NVSwitch inside the server, then NIC, rail leaf (spines only between leaf groups of the
+  // same rail), NIC, GPU.
+  void walk_pxn(int32_t src_gpu, int32_t dst_gpu) {
+    const int32_t proxy_gpu = pxn_proxy(src_gpu, dst_gpu);
+    if (proxy_gpu < 0) return walk_shortest(src_gpu, dst_gpu);
+    walk_shortest(src_gpu, proxy_gpu);
+    walk_shortest(proxy_gpu, dst_gpu);
+  }
+
+  // Under PXN, between servers: the source server's GPU with the destination's local index
+  // (GPU node * g + local in a hierarchical cluster), unless the source shares its NIC.
+  int32_t pxn_proxy(int32_t src_gpu, int32_t dst_gpu) const {
+    if (topology.shape != TopologyShape::hierarchical || topology.routing != RoutingPolicy::pxn) return -1;
+    const int32_t src_node = topology.node_of(src_gpu);
+    if (src_node == topology.node_of(dst_gpu)) return -1;
+    const int32_t proxy_gpu = src_node * topology.gpus_per_node + dst_gpu % topology.gpus_per_node;
+    if (proxy_gpu == src_gpu || nic_of(src_gpu) == nic_of(proxy_gpu)) return -1;
+    return proxy_gpu;
+  }
+
+  // The first NIC a GPU is cabled to (several GPUs share one when a server has fewer NICs
+  // than GPUs); a null vertex when it has none.
+  VertexId nic_of(int32_t gpu) const {
+    const VertexId v = vertex_of(gpu);
+    for (size_t i = outgoing.begin(v); i < outgoing.end(v); ++i)
+      if (topology.graph[outgoing.neighbour[i]].kind == VertexKind::nic) return outgoing.neighbour[i];
+    return boost::graph_traits<Graph>::null_vertex();
+  }
+
   const std::vector<uint16_t>& hops_to(int32_t dst_gpu) {
     std::vector<uint16_t>& hops = hops_to_gpu[static_cast<size_t>(dst_gpu)];
     if (hops.empty()) {
@@ -180,6 +212,20 @@ struct Router::Impl {
   std::vector<int32_t> path;  // the route being walked
 };
 
+void set_routing(Topology& topology, const std::string& routing) {
+  if (routing.empty()) return;
+  if (routing == "ecmp") {
+    topology.routing = RoutingPolicy::ecmp;
+  } else if (routing == "pxn") {
+    if (!topology.rail_optimized)
+      throw UserError("--routing pxn: '" + topology.name +
+                      "' is not a rail-optimised cluster of several servers (PXN needs rails; use ecmp)");
+    topology.routing = RoutingPolicy::pxn;
+  } else {
+    throw UserError("--routing: unknown routing '" + routing + "' (expected pxn or ecmp)");
+  }
+}
+
 Router::Router(const Topology& topology) : topology_(topology), impl_(std::make_shared<Impl>(topology)) {}
 
 std::span<const int32_t> Router::route(int32_t src_gpu, int32_t dst_gpu) {
@@ -190,6 +236,12 @@ std::span<const int32_t> Router::route(int32_t src_gpu, int32_t dst_gpu) {
   }
   if (src_gpu == dst_gpu) return {};
   return impl_->route(src_gpu, dst_gpu);
+}
+
+int32_t Router::pxn_proxy(int32_t src_gpu, int32_t dst_gpu) const {
+  const int32_t n = topology_.gpu_count();
+  if (src_gpu < 0 || src_gpu >= n || dst_gpu < 0 || dst_gpu >= n) return -1;
+  return impl_->pxn_proxy(src_gpu, dst_gpu);
 }
 
 }  // namespace tessera::topo

@@ -11,6 +11,7 @@
 //   builder: hierarchical
 //   nodes: 4
 //   gpus_per_node: 8 ...
+//   routing: ecmp          # optional: pxn (the default on rail-optimised clusters) or ecmp
 //
 //   # Or an explicit graph
 //   gpus: 4

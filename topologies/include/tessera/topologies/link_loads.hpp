@@ -22,4 +22,13 @@ struct LinkLoads {
 LinkLoads compute_link_loads(Router& router, const std::vector<int32_t>& placement, const Schedule& schedule,
                              const BlockGrid& grid);
 
+// The same transfers summed per ordered rank pair, whatever the placement: one entry per pair
+// that exchanges data, ordered by (source, destination). Placing it is routing each pair once.
+struct RankTraffic {
+  int32_t src_rank = 0;
+  int32_t dst_rank = 0;
+  int64_t bytes = 0;
+};
+std::vector<RankTraffic> rank_traffic(const Schedule& schedule, const BlockGrid& grid);
+
 }  // namespace tessera::topo

@@ -14,6 +14,7 @@ class RoutedNetwork final : public NetworkModel {
  public:
   RoutedNetwork(const Topology& topology, std::vector<int32_t> placement);
   double transfer_s(int32_t src_rank, int32_t dst_rank, int64_t bytes) const override;
+  PathClass path_class(int32_t src_rank, int32_t dst_rank) const override;  // topologies/path_class.hpp
   const std::vector<int32_t>& placement() const { return placement_; }
 
  private:

@@ -40,6 +40,13 @@ using EdgeId = boost::graph_traits<Graph>::edge_descriptor;
 // How the topology was built: routing uses it (dimension-ordered on tori).
 enum class TopologyShape : uint8_t { ring, torus, fully_connected, single_switch, hierarchical, custom };
 
+// How routes between servers are chosen (routing.hpp): `ecmp` is the shape's own routing (rings
+// and tori dimension by dimension, everything else shortest paths with a hashed ECMP choice);
+// `pxn` is NCCL's PXN on rail-optimised clusters: an inter-server transfer first crosses the
+// NVSwitch to the GPU on the destination's rail and leaves through that GPU's NIC.
+enum class RoutingPolicy : uint8_t { ecmp, pxn };
+std::string to_string(RoutingPolicy routing);
+
 struct Topology {
   std::string name;
   std::string source;            // preset name or file, for reports
@@ -51,6 +58,8 @@ struct Topology {
   std::vector<int32_t> torus_dims;      // torus: sizes, dimension 0 fastest in the GPU index
   bool bidirectional_ring = true;       // ring: false = unidirectional
   int32_t gpus_per_node = 1;            // hierarchical: GPUs per server (1 otherwise)
+  bool rail_optimized = false;          // hierarchical: NIC r of every server on rail r (leaf r)
+  RoutingPolicy routing = RoutingPolicy::ecmp;  // the builder's default: pxn when rail-optimised
 
   // An edge descriptor points at its properties inside the graph it came from, and Boost's
   // adjacency_list has no move (a move is a copy), so copies re-derive `edges` for their own graph.
