@@ -77,8 +77,6 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   simulation->add_option("--size", simulate.size, "collective size in bytes (1G, 256M, ...)")->capture_default_str();
   simulation->add_option("--chunk", simulate.chunk, "send point-to-point messages in chunks of this size (e.g. 4M)");
-  simulation->add_option("--overhead-us", simulate.overhead_us, "software overhead per message, microseconds")
-      ->capture_default_str();
   simulation->add_option("--channels", simulate.channels,
                          "transfers moving into and out of each GPU at once (0: unlimited)")
       ->capture_default_str();

@@ -14,6 +14,7 @@
 #include "tessera/backend/calibration.hpp"
 #include "tessera/backend/executor.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/sim/overheads.hpp"
 #include "tessera/sim/trace.hpp"
 #include "tessera/topologies/placement.hpp"
 
@@ -185,7 +186,7 @@ int run_validate(const ProblemFlags& problem_flags, const ScheduleFlags& schedul
   GeneratorOptions options;
   CheckedSchedule checked = executable_schedule(problem_flags, schedule_flags, options);
   const Schedule& schedule = checked.schedule;
-  const sim::GpuProfile gpu = flags.calibration.empty() ? sim::gpu_profile(flags.gpu) : sim::read_calibration(flags.calibration);
+  sim::GpuProfile gpu = flags.calibration.empty() ? sim::gpu_profile(flags.gpu) : sim::read_calibration(flags.calibration);
 
   // Measured: inputs need the forward's O and LSE for backward passes; their values do not
   // change the time, so a cheap stand-in (zeros and LSE 0) is used instead of a dense reference.
@@ -200,14 +201,19 @@ int run_validate(const ProblemFlags& problem_flags, const ScheduleFlags& schedul
   // Predicted: the simulator on the given network (uniform by default).
   NetworkChoice network = make_network(network_flags, schedule.gpus);
   Hardware hardware = make_hardware(hardware_flags);
+  sim::SimOptions sim_options;
+  sim::apply_overheads(hardware, flags.calibration, gpu, sim_options);
   if (const auto link = calibrated_link(flags.calibration); link && !network.topology) {
-    // The executor's own transfers, as calibrated, are the uniform network.
+    // The executor's own transfers, as calibrated, are the uniform network; their fitted
+    // latency already holds the per-message cost, unless the file states that apart.
     hardware.link_bytes_per_s = link->first;
     hardware.link_latency_s = link->second;
+    sim_options.set_message_costs(
+        sim::read_message_calibration(flags.calibration, MessageCosts::none()).value_or(MessageCosts::none()));
   }
   topo::Topology topology = network.topology ? *network.topology : uniform_topology(schedule.gpus, hardware);
   std::vector<int32_t> placement = topo::place_ranks(topology, schedule, network.placement);
-  sim::SimResult predicted = sim::simulate(schedule, *checked.grid, checked.analysis, topology, placement, gpu, {});
+  sim::SimResult predicted = sim::simulate(schedule, *checked.grid, checked.analysis, topology, placement, gpu, sim_options);
 
   // Per op kind: summed durations. The CPU interpreter runs ops one after another, so its
   // end-to-end time is compared with the sum of predicted op times, not the parallel makespan.

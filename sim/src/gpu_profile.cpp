@@ -36,7 +36,8 @@ GpuProfile gpu_profile(const std::string& name) {
   throw UserError("unknown GPU '" + name + "' (expected " + known + ", or a calibration file)");
 }
 
-GpuProfile read_calibration(const std::string& path) {
+namespace {
+nlohmann::json read_calibration_json(const std::string& path) {
   std::ifstream file(path);
   if (!file) throw UserError(path + ": cannot open the calibration file");
   nlohmann::json json;
@@ -46,6 +47,38 @@ GpuProfile read_calibration(const std::string& path) {
     throw UserError(path + ": not valid JSON (" + std::string(error.what()) + ")");
   }
   if (!json.is_object()) throw UserError(path + ": expected a JSON object");
+  return json;
+}
+}  // namespace
+
+std::optional<MessageCosts> read_message_calibration(const std::string& path, const MessageCosts& base) {
+  const nlohmann::json json = read_calibration_json(path);
+  if (!json.contains("message")) return std::nullopt;
+  const nlohmann::json& message = json["message"];
+  if (!message.is_object())
+    throw UserError(path + ": message: expected {\"overhead_s\", \"nvlink_latency_s\", \"network_latency_s\"}");
+  MessageCosts costs = base;
+  auto seconds = [&](const char* field, double& target) {
+    if (!message.contains(field)) return;
+    if (!message[field].is_number() || !(message[field].get<double>() >= 0))
+      throw UserError(path + ": message." + field + ": expected a number of seconds >= 0");
+    target = message[field].get<double>();
+  };
+  seconds("overhead_s", costs.overhead_s);
+  seconds("nvlink_latency_s", costs.nvlink_latency_s);
+  seconds("network_latency_s", costs.network_latency_s);
+  return costs;
+}
+
+std::optional<double> read_launch_calibration(const std::string& path) {
+  // read_calibration checks the value; here only whether the file has one.
+  const nlohmann::json json = read_calibration_json(path);
+  if (!json.contains("launch_overhead_s") || !json["launch_overhead_s"].is_number()) return std::nullopt;
+  return json["launch_overhead_s"].get<double>();
+}
+
+GpuProfile read_calibration(const std::string& path) {
+  const nlohmann::json json = read_calibration_json(path);
   GpuProfile profile = gpu_profile(json.value("gpu", std::string("h100")));
   auto number = [&](const char* field, double& target) {
     if (!json.contains(field)) return;

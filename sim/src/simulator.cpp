@@ -11,6 +11,7 @@
 #include "tessera/core/data_size.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/sim/flow_network.hpp"
+#include "tessera/topologies/path_class.hpp"
 #include "tessera/topologies/routing.hpp"
 
 namespace tessera::sim {
@@ -45,6 +46,7 @@ struct Task {
   int32_t waiting = 0;             // tasks it waits for
   std::array<int32_t, 2> then{-1, -1};  // tasks waiting for it
   double latency_s = 0;
+  bool pays_overhead = true;       // false for the later steps of a collective (one NCCL operation)
 };
 
 }  // namespace
@@ -168,13 +170,20 @@ SimResult simulate(const Schedule& schedule, const BlockGrid& grid, const Schedu
     }
     const int32_t src = placement[static_cast<size_t>(task.src)], dst = placement[static_cast<size_t>(task.dst)];
     resources.clear();
-    double latency_s = options.message_overhead_s, narrowest = kInfinity;
-    for (int32_t edge : router.route(src, dst)) {
+    double latency_s = 0, narrowest = kInfinity;
+    const auto route = router.route(src, dst);
+    for (int32_t edge : route) {
       const topo::LinkInfo& link = topology.graph[topology.edges[static_cast<size_t>(edge)]];
       resources.push_back(link.resource);
       latency_s += link.latency_s;
       narrowest = std::min(narrowest, topology.resource_bytes_per_s[static_cast<size_t>(link.resource)]);
     }
+    // Per-message costs: the path's protocol latency (NVLink or network), and the library's
+    // overhead once per operation; a device copy (no hops) pays neither.
+    const MessageCosts message = options.message_costs();
+    const PathClass path = topo::path_class(topology, route);
+    latency_s += message.latency_s(path);
+    if (task.pays_overhead && path != PathClass::local) latency_s += message.overhead_s;
     task.latency_s = latency_s;
     if (options.fidelity == Fidelity::flow) {
       int32_t flow = network.start(resources, task.bytes, now_s);
@@ -190,7 +199,7 @@ SimResult simulate(const Schedule& schedule, const BlockGrid& grid, const Schedu
     }
   };
   auto add_task = [&](int32_t transfer_id, int32_t src_rank, int32_t dst_rank, double bytes) {
-    tasks.push_back(Task{transfer_id, src_rank, dst_rank, bytes, 0, {-1, -1}, 0});
+    tasks.push_back(Task{transfer_id, src_rank, dst_rank, bytes, 0, {-1, -1}, 0, true});
     ++transfers[static_cast<size_t>(transfer_id)].tasks_left;
     return static_cast<int32_t>(tasks.size() - 1);
   };
@@ -253,6 +262,7 @@ SimResult simulate(const Schedule& schedule, const BlockGrid& grid, const Schedu
       for (int32_t member = 0; member < k; ++member) {
         Task& task = tasks[static_cast<size_t>(task_at(step, member))];
         task.waiting = 2;
+        task.pays_overhead = false;  // the collective's overhead came with its first step
         tasks[static_cast<size_t>(task_at(step - 1, member))].then[0] = task_at(step, member);
         tasks[static_cast<size_t>(task_at(step - 1, (member - 1 + k) % k))].then[1] = task_at(step, member);
       }

@@ -7,7 +7,9 @@
 #include "tessera/core/error.hpp"
 #include "tessera/costmodel/cost.hpp"
 #include "tessera/scenario/pipeline.hpp"
+#include "tessera/scenario/plan_hardware.hpp"
 #include "tessera/scenario/scenario.hpp"
+#include "tessera/sim/overheads.hpp"
 #include "tessera/sim/simulator.hpp"
 #include "tessera/topologies/description.hpp"
 #include "tessera/topologies/link_loads.hpp"
@@ -25,7 +27,9 @@ enum Metric : size_t {  // plain enum: the names index the row
   recv_bytes_mean, recv_kind_first,  // one column per DataKind follows
   flops_max = recv_kind_first + kDataKindCount, flops_total, peak_memory_bytes_max, bytes_per_flop, comm_over_compute,
   lower_bound_bytes, lower_bound_ratio, busiest_link_bytes, inter_node_bytes, sim_compute_s_max, sim_comm_s_max,
-  sim_exposed_wait_s_max, sim_lower_bound_s, sim_transfers, metric_count
+  sim_exposed_wait_s_max, sim_lower_bound_s, sim_transfers,
+  // The time bound of lower_bound.hpp: against time_s (the row's model), and the alpha-beta one.
+  lower_bound_time_s, time_over_lower_bound, analytic_lower_bound_time_s, metric_count
 };
 
 std::string lower(std::string text) {
@@ -52,7 +56,8 @@ std::vector<Column> make_columns() {
   for (const char* name : {"flops_max", "flops_total", "peak_memory_bytes_max", "bytes_per_flop", "comm_over_compute",
                            "lower_bound_bytes", "lower_bound_ratio", "busiest_link_bytes", "inter_node_bytes",
                            "sim_compute_s_max", "sim_comm_s_max", "sim_exposed_wait_s_max", "sim_lower_bound_s",
-                           "sim_transfers"})
+                           "sim_transfers", "lower_bound_time_s", "time_over_lower_bound",
+                           "analytic_lower_bound_time_s"})
     metrics.push_back(name);
   for (const std::string& name : metrics) columns.push_back({name, name != "status" && name != "schedule"});
   return columns;
@@ -69,6 +74,23 @@ std::string one_line(std::string text) {
   for (char& c : text)
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   return text;
+}
+
+// The time bound against the simulated makespan (lower_bound.hpp): blocks priced by the
+// simulator's GPU model, and the byte bound over the links into the best-connected GPU, which
+// is what the simulator's own receive bound divides a GPU's bytes by.
+TimeLowerBound simulated_time_bound(const Schedule& schedule, const BlockGrid& grid, const topo::Topology& topology,
+                                    const sim::GpuProfile& gpu) {
+  double fastest_bytes_per_s = 0;
+  for (auto vertex : topology.gpu_vertices) {
+    double into_bytes_per_s = 0;
+    for (auto [edge, end] = boost::in_edges(vertex, topology.graph); edge != end; ++edge)
+      into_bytes_per_s += topology.graph[*edge].bytes_per_s;
+    fastest_bytes_per_s = std::max(fastest_bytes_per_s, into_bytes_per_s);
+  }
+  return time_lower_bound(
+      schedule, grid, [&](const Schedule& ideal, const Op& op) { return sim::op_compute_s(ideal, grid, op, gpu); },
+      fastest_bytes_per_s);
 }
 
 }  // namespace
@@ -171,14 +193,24 @@ Row Evaluator::evaluate(size_t index, const PointValues& values) {
     hardware_values.hbm_gbps = number(at(values, Field::hbm_gbps));
     hardware_values.bandwidth_gbps = number(at(values, Field::bandwidth_gbps));
     hardware_values.latency_us = number(at(values, Field::latency_us));
+    hardware_values.overhead_us = number(at(values, Field::overhead_us));
     const Hardware hardware = scenario::make_hardware(hardware_values);
     const Schedule& schedule = checked.schedule;
     metric(Metric::schedule) = one_line(schedule.name());
     const std::string& topology_name = at(values, Field::topology);
     const std::string& placement_name = at(values, Field::placement);
+    const std::string& fidelity = at(values, Field::fidelity);
 
     std::shared_ptr<const topo::Topology> topology;
     if (!topology_name.empty()) topology = this->topology(topology_name, schedule.gpus);
+    if (schedule_text.algorithm == "mesh") {
+      // Planned for this network and the GPU that prices it (scenario/plan_hardware.hpp).
+      scenario::PlanTarget target{hardware, topology.get(), placement_name, {}, std::nullopt};
+      if (fidelity != "analytic")
+        target.flops_per_s = sim::gpu_profile(at(values, Field::gpu))
+                                 .block_flops_per_s(problem.dtype, static_cast<double>(problem.seq_len) / options.gpus);
+      checked = scenario::generate_checked(schedule_text.algorithm, problem, options, target);
+    }
     CostReport report;
     if (topology) {
       std::vector<int32_t> placement = topo::place_ranks(*topology, schedule, placement_name);
@@ -209,17 +241,19 @@ Row Evaluator::evaluate(size_t index, const PointValues& values) {
     put(comm_over_compute, report.comm_over_compute);
     put(lower_bound_bytes, report.lower_bound.total_bytes());
     put(lower_bound_ratio, report.lower_bound_ratio);
+    put(analytic_lower_bound_time_s, report.lower_bound_time.total_s());
 
-    const std::string& fidelity = at(values, Field::fidelity);
     if (fidelity == "analytic") {
       put(time_s, report.time_s);
+      put(lower_bound_time_s, report.lower_bound_time.total_s());
+      put(time_over_lower_bound, report.time_over_lower_bound);
     } else {
       sim::SimOptions sim_options;
       sim_options.fidelity = sim::parse_fidelity(fidelity);
       sim_options.channels = static_cast<int32_t>(number(at(values, Field::channels)));
-      sim_options.message_overhead_s = number(at(values, Field::overhead_us)) * 1e-6;
       if (!at(values, Field::chunk).empty()) sim_options.chunk_bytes = static_cast<double>(parse_count(at(values, Field::chunk)));
-      const sim::GpuProfile gpu = sim::gpu_profile(at(values, Field::gpu));
+      sim::GpuProfile gpu = sim::gpu_profile(at(values, Field::gpu));
+      sim::apply_overheads(hardware, "", gpu, sim_options);
       std::shared_ptr<const topo::Topology> network = topology;
       if (!network) network = std::make_shared<const topo::Topology>(scenario::uniform_topology(schedule.gpus, hardware));
       std::vector<int32_t> placement = topo::place_ranks(*network, schedule, placement_name);
@@ -238,6 +272,9 @@ Row Evaluator::evaluate(size_t index, const PointValues& values) {
       put(sim_exposed_wait_s_max, wait);
       put(sim_lower_bound_s, result.lower_bound_s);
       put(sim_transfers, static_cast<double>(result.transfers));
+      const TimeLowerBound bound = simulated_time_bound(schedule, *checked.grid, *network, gpu);
+      put(lower_bound_time_s, bound.total_s());
+      put(time_over_lower_bound, bound.total_s() > 0 ? result.makespan_s / bound.total_s() : 0);
     }
     metric(status) = "ok";
   } catch (const std::exception& error) {

@@ -25,7 +25,8 @@ struct FieldInfo {
   std::string fallback;  // the command line's default
 };
 
-// Same defaults as `tessera cost` / `tessera simulate` (scenario::ProblemText and friends).
+// Same defaults as `tessera cost` / `tessera simulate` (scenario::ProblemText and friends):
+// overhead_us is NCCL's per-message base latency (costmodel/network_model.hpp; 0 = none).
 const std::array<FieldInfo, kFieldCount>& fields() {
   static const std::array<FieldInfo, kFieldCount> table = {{
       {"gpus", "256"},        {"seq", "1M"},           {"batch", "1"},         {"heads", "32"},
@@ -34,7 +35,7 @@ const std::array<FieldInfo, kFieldCount>& fields() {
       {"pass", "both"},       {"algo", ""},            {"tile", ""},           {"variant", ""},
       {"topology", ""},       {"placement", "linear"}, {"fidelity", "analytic"}, {"gpu", "h100"},
       {"peak_tflops", "989"}, {"efficiency", "0.6"},   {"hbm_gbps", "3350"},   {"bandwidth_gbps", "50"},
-      {"latency_us", "5"},    {"channels", "0"},       {"overhead_us", "0"},   {"chunk", ""},
+      {"latency_us", "5"},    {"channels", "0"},       {"overhead_us", "8.4"}, {"chunk", ""},
   }};
   return table;
 }

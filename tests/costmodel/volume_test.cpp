@@ -3,6 +3,8 @@
 // below is computed from the formula, never taken from the program's output.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "tessera/core/error.hpp"
 #include "tessera/costmodel/checker.hpp"
 #include "tessera/costmodel/cost.hpp"
@@ -26,7 +28,8 @@ Problem mha_forward(int64_t seq_len, MaskKind mask = MaskKind::full) {
 }
 
 CostReport cost_of(const std::string& algorithm, const Problem& problem, int32_t gpus,
-                   std::optional<TileShape> tile = std::nullopt, Layout layout = Layout::contiguous) {
+                   std::optional<TileShape> tile = std::nullopt, Layout layout = Layout::contiguous,
+                   const Hardware& hardware = {}) {
   GeneratorOptions options;
   options.gpus = gpus;
   options.tile = tile;
@@ -36,7 +39,16 @@ CostReport cost_of(const std::string& algorithm, const Problem& problem, int32_t
   CheckResult check = check_schedule(schedule, grid);
   INFO(check.violation);
   REQUIRE(check.ok());
-  return cost_schedule(schedule, grid, check.analysis, Hardware{});
+  return cost_schedule(schedule, grid, check.analysis, hardware);
+}
+
+// The default hardware without per-kernel or per-message costs: the closed forms count the
+// FLOPs and the wire alone (mesh_planner_hardware_test.cpp checks the costs are applied).
+Hardware wire_only() {
+  Hardware hardware;
+  hardware.kernel_launch_s = 0;
+  hardware.message = MessageCosts::none();
+  return hardware;
 }
 
 double kind_bytes(const CostReport& report, DataKind kind) {
@@ -152,9 +164,9 @@ TEST_CASE("FLOPs: forward 4 Bq Bk d per head, backward 2.5x", "[flops]") {
 TEST_CASE("a compute-only schedule takes its FLOPs over the effective rate", "[time]") {
   // One GPU: no transfers, so the alpha-beta time is the compute time exactly.
   Problem problem = mha_forward(8192);
-  Hardware hardware;
+  Hardware hardware = wire_only();
   double expected = 4.0 * 8192.0 * 8192.0 * 128 * 32 / (hardware.peak_flops_per_s * hardware.compute_efficiency);
-  CHECK(cost_of("ring", problem, 1).time_s == Approx(expected).epsilon(1e-12));
+  CHECK(cost_of("ring", problem, 1, std::nullopt, Layout::contiguous, hardware).time_s == Approx(expected).epsilon(1e-12));
 }
 
 TEST_CASE("a ring step costs latency plus bytes over bandwidth", "[time]") {
@@ -163,25 +175,42 @@ TEST_CASE("a ring step costs latency plus bytes over bandwidth", "[time]") {
   // block, time = block + max(block, transfer) + block... derive: step 0 compute [0, c];
   // transfer [0, t]; second block starts at max(c, t).
   Problem problem = mha_forward(4096);
-  Hardware hardware;
+  Hardware hardware = wire_only();
   const double block_s = 4.0 * 2048 * 2048 * 128 * 32 / hardware.effective_flops_per_s();
   const double transfer_s = hardware.link_latency_s + 2048.0 * 32 * 128 * 2 * 2 / hardware.link_bytes_per_s;
-  CHECK(cost_of("ring", problem, 2).time_s == Approx(std::max(block_s, transfer_s) + block_s).epsilon(1e-12));
+  CHECK(cost_of("ring", problem, 2, std::nullopt, Layout::contiguous, hardware).time_s ==
+        Approx(std::max(block_s, transfer_s) + block_s).epsilon(1e-12));
 }
 
-TEST_CASE("the tile lower bound matches the worked example of research/peers.md 5.2", "[bound]") {
-  // h = 32, g = 8, d = 128, N = 128K, bf16, full mask: ring 470 / 520 / 528 / 535 MB against a
-  // bound of 424 / 296 / 227 / 124 MB at P = 8, 32, 64, 256 (forward, per GPU).
+TEST_CASE("the lower bound on the worked example of research/peers.md 5.2, heads split or not", "[bound]") {
+  // h = 32, g = 8, d = 128, N = 128K, bf16, full mask, forward; m = N / P tokens per GPU. The
+  // 424 / 296 / 227 / 124 MB of peers.md 5.2 assumed every GPU evaluates all heads, which USP
+  // beats; the expected values here are closed forms of lower_bound.hpp's two arguments
+  // (derived by hand, not read from the program). Per token of one lane: x = Q = 256 B and
+  // y = K,V = 512 B in, O + LSE = 260 B out; k = 4 query lanes per KV lane, 8 KV lanes.
+  //  - P = 32, 64, 256, argument 1 binds: the busiest GPU does 32 N^2 / P triples, 32 m^2 of
+  //    them on its own block; the rest fits one KV lane (one holds 4 (N^2 - m^2) more), needing
+  //    (alpha + 4m)(beta + m) >= 32 (P - 1) m^2 + 4 m^2 for alpha other queries and beta other
+  //    keys. On that hyperbola x alpha + y beta is least at alpha + 4m = sqrt((32P - 28) y / x) m,
+  //    which lies inside the lane's caps (4 (N - m), N - m) for these P: 2 sqrt(x y (32P - 28)) m
+  //    - (4x + y) m. Filling whole lanes instead (Ulysses-like) costs more: 4 x (N - m) + y (N - m).
+  //  - P = 8, argument 2 binds: the 64 (GPU, KV lane) pairs share 32 N^2 (1 - 1/8) = 1792 m^2
+  //    triples beyond the free ones. A full pair holds 252 m^2 for 28m other queries and 7m
+  //    other keys, so 7 full pairs plus one with (alpha + 4m)(beta + m) >= 28 m^2 + 4 m^2, least
+  //    at alpha + 4m = sqrt(32 y / x') m (inside the caps), with x' = 256 + 260 (in and out):
+  //    [7 (28 x' + 7 y) + 2 sqrt(32 x' y) - 4 x' - y] m over 8 GPUs.
+  // Ulysses/USP move 294 / 124 / 95 / 74 MB (peers.md 1), above each bound.
   Problem problem = mha_forward(128 * 1024);
   problem.kv_heads = 8;
-  struct Case {
-    int32_t gpus;
-    double bound_mb;
-  };
-  for (Case c : {Case{8, 424}, Case{32, 296}, Case{64, 227}, Case{256, 124}}) {
-    BlockGrid grid(problem, Layout::contiguous, c.gpus);
-    INFO("P = " << c.gpus);
-    CHECK(communication_lower_bound(problem, c.gpus, grid).forward_bytes / 1e6 == Approx(c.bound_mb).epsilon(0.01));
+  const double x = 256, y = 512, x_in_out = 256 + 260;
+  for (int32_t gpus : {8, 32, 64, 256}) {
+    const double m = 128.0 * 1024 / gpus, p = gpus;
+    const double expected =
+        gpus == 8 ? (7 * (28 * x_in_out + 7 * y) + 2 * std::sqrt(32 * x_in_out * y) - 4 * x_in_out - y) * m / 8
+                  : (2 * std::sqrt(x * y * (32 * p - 28)) - (4 * x + y)) * m;
+    BlockGrid grid(problem, Layout::contiguous, gpus);
+    INFO("P = " << gpus);
+    CHECK(communication_lower_bound(problem, gpus, grid).forward_bytes == Approx(expected).epsilon(1e-9));
   }
 }
 

@@ -86,6 +86,7 @@ Simulated run(const std::string& algorithm, const Problem& problem, int32_t gpus
   for (int32_t rank = 0; rank < gpus; ++rank) placement[static_cast<size_t>(rank)] = rank;
   sim::SimOptions options_sim;
   options_sim.fidelity = fidelity;
+  options_sim.set_message_costs(MessageCosts::none());  // the closed forms below count wires only
   auto result = sim::simulate(schedule, grid, check.analysis, topology, placement, gpu, options_sim);
   return {std::move(schedule), std::move(result)};
 }
@@ -191,6 +192,8 @@ TEST_CASE("chunked messages pay latency per chunk", "[sim][chunks]") {
   REQUIRE(check.ok());
   const double message_bytes = 1024.0 * 8 * 128 * 2;
   sim::SimOptions whole, chunked;
+  whole.set_message_costs(MessageCosts::none());  // latency here is the link's alone
+  chunked.set_message_costs(MessageCosts::none());
   chunked.chunk_bytes = message_bytes / 4;
   auto a = sim::simulate(schedule, grid, check.analysis, pair, {0, 1}, sim::GpuProfile{}, whole);
   auto b = sim::simulate(schedule, grid, check.analysis, pair, {0, 1}, sim::GpuProfile{}, chunked);
@@ -239,6 +242,8 @@ TEST_CASE("one channel per GPU serialises its transfers", "[sim][channels]") {
   CheckResult check = check_schedule(schedule, grid);
   REQUIRE(check.ok());
   sim::SimOptions unlimited, one;
+  unlimited.set_message_costs(MessageCosts::none());  // bandwidth alone sets the 1.5 ratio
+  one.set_message_costs(MessageCosts::none());
   one.channels = 1;
   auto a = sim::simulate(schedule, grid, check.analysis, star, {0, 1, 2}, sim::GpuProfile{}, unlimited);
   auto b = sim::simulate(schedule, grid, check.analysis, star, {0, 1, 2}, sim::GpuProfile{}, one);

@@ -16,6 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "tessera/core/block_grid.hpp"
+#include "tessera/costmodel/generators.hpp"
+
 namespace tessera {
 
 struct MeshCosts {
@@ -47,5 +50,10 @@ std::string to_string(MeshOrder order);
 // backward = true alternates rows and columns and releases column partials too.
 std::vector<MeshPhase> plan_mesh_tile(int32_t a, int32_t b, const MeshCosts& costs, bool backward,
                                       MeshOrder order = MeshOrder::greedy);
+
+// What the plan weighs for a problem on the hardware its tile runs on (mesh.cpp): a hop of
+// each ring (fixed cost plus bytes over the ring's narrowest link) and a block at its
+// mask-exact mean work.
+MeshCosts mesh_plan_costs(const Problem& problem, const BlockGrid& grid, bool backward, const PlanHardware& hardware);
 
 }  // namespace tessera

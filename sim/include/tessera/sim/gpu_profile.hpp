@@ -3,10 +3,13 @@
 // efficiency rising with block size (small blocks cannot fill the GPU); merges are memory
 // bound (bytes / HBM bandwidth). Profiles hold vendor peak figures; a calibration file written
 // by the backend (`tessera calibrate`) replaces them with measured ones.
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "tessera/core/problem.hpp"
+#include "tessera/costmodel/cost.hpp"
+#include "tessera/costmodel/network_model.hpp"
 
 namespace tessera::sim {
 
@@ -17,7 +20,7 @@ struct GpuProfile {
   double hbm_bytes_per_s = 3.35e12;
   double max_efficiency = 0.7;             // fraction of peak a large attention block reaches
   double half_efficiency_tokens = 256;     // block side (sqrt(rows x cols)) at half of max_efficiency
-  double launch_overhead_s = 5e-6;         // per block kernel
+  double launch_overhead_s = Hardware::kKernelLaunchS;  // per block kernel (cost.hpp names the source)
   // Backward blocks' FLOP rate relative to forward blocks' (their FLOPs are 2.5x forward's;
   // kernels differ in how well they run). Vendor profiles assume the same rate.
   double backward_rate_ratio = 1.0;
@@ -27,6 +30,10 @@ struct GpuProfile {
   }
   // Efficiency of a block of `query_tokens` x `key_tokens`.
   double efficiency(double query_tokens, double key_tokens) const;
+  // The FLOP rate of a block of chunk_tokens x chunk_tokens (what a planner weighs blocks by).
+  double block_flops_per_s(DType dtype, double chunk_tokens) const {
+    return peak_flops_per_s(dtype) * efficiency(chunk_tokens, chunk_tokens);
+  }
 };
 
 // "h100" (H100 SXM: 989 TFLOP/s bf16 dense, 3.35 TB/s), "h200" (989 TFLOP/s, 4.8 TB/s),
@@ -39,5 +46,14 @@ GpuProfile gpu_profile(const std::string& name);  // UserError listing the known
 // "backward_rate_ratio": ...}; fields
 // present replace the profile's. Errors name the file and the field.
 GpuProfile read_calibration(const std::string& path);
+
+// The per-message costs a calibration file measured, when it has them:
+// {"message": {"overhead_s": ..., "nvlink_latency_s": ..., "network_latency_s": ...}}; fields
+// present replace those of `base` (by default NCCL's, network_model.hpp), e.g. with nccl-tests
+// sendrecv_perf latencies of the cluster. nullopt without a "message" object. Errors name the
+// file and the field.
+std::optional<MessageCosts> read_message_calibration(const std::string& path, const MessageCosts& base = {});
+// The kernel launch a calibration file measured ("launch_overhead_s"), when it has one.
+std::optional<double> read_launch_calibration(const std::string& path);
 
 }  // namespace tessera::sim

@@ -18,6 +18,7 @@
 #include "tessera/core/block_grid.hpp"
 #include "tessera/core/schedule.hpp"
 #include "tessera/costmodel/analysis.hpp"
+#include "tessera/costmodel/network_model.hpp"
 #include "tessera/sim/gpu_profile.hpp"
 #include "tessera/topologies/topology.hpp"
 
@@ -29,7 +30,14 @@ std::string to_string(Fidelity fidelity);
 
 struct SimOptions {
   Fidelity fidelity = Fidelity::flow;
-  double message_overhead_s = 0;  // added to every transfer (software / launch cost)
+  // Per-message costs, on top of the route's link latencies and bytes / bandwidth. Defaults:
+  // NCCL's own cost model (costmodel/network_model.hpp names the source). A point-to-point
+  // message (each chunk of one, with chunk_bytes) pays the overhead and its path's latency; a
+  // collective pays the overhead once and each algorithm step its path's latency. Paths within
+  // one device pay nothing. A calibration file replaces them (sim/gpu_profile.hpp).
+  double message_overhead_s = MessageCosts::kNcclBaseLatencyS;
+  double nvlink_message_latency_s = MessageCosts::kNcclNvlinkLatencyS;    // every hop NVLink
+  double network_message_latency_s = MessageCosts::kNcclNetworkLatencyS;  // any other path
   int32_t channels = 0;           // > 0: at most this many transfers move data into, and out of,
                                   // each GPU at once; later ones queue (FIFO) for a free channel
   double chunk_bytes = 0;         // > 0: point-to-point messages go as chunks of this size, one
@@ -37,6 +45,15 @@ struct SimOptions {
   // Set from another thread to stop a simulation early: simulate() then throws
   // SimulationCancelled (checked every few thousand events, so front ends stay responsive).
   const std::atomic<bool>* cancel = nullptr;
+
+  MessageCosts message_costs() const {
+    return MessageCosts{message_overhead_s, nvlink_message_latency_s, network_message_latency_s};
+  }
+  void set_message_costs(const MessageCosts& costs) {
+    message_overhead_s = costs.overhead_s;
+    nvlink_message_latency_s = costs.nvlink_latency_s;
+    network_message_latency_s = costs.network_latency_s;
+  }
 };
 
 struct SimulationCancelled : std::runtime_error {
