@@ -393,10 +393,10 @@ int run_plan(const ProblemFlags& problem_flags, const HardwareFlags& hardware_fl
     for (const auto& [name, reason] : skipped) std::cout << "  " << name << ": " << reason << "\n";
   }
   std::cout << "\n" << ranked.size() << " schedules generated, checked and costed in " << format_seconds(elapsed_s)
-            << ". Bytes are SI (1 MB = 1e6 B). bytes/bound = received by the busiest GPU / the least any\n"
-            << "schedule's busiest GPU receives; time/bound = the ranked time / the least time any schedule\n"
-            << "takes in the same model (the larger of the busiest GPU's least compute and the bytes bound\n"
-            << "over its bandwidth).\n";
+            << ". Bytes are SI (1 MB = 1e6 B).\n"
+            << "bytes/bound: received by the busiest GPU over the least any schedule's busiest GPU receives.\n"
+            << "time/bound: the ranked time over the least any schedule takes in the same model (the larger\n"
+            << "of the busiest GPU's least compute and the bytes bound over its bandwidth).\n";
   return 0;
 }
 
