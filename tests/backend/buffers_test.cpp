@@ -1,7 +1,7 @@
 // Bounded buffers in the CPU executor: replaying the executor's own trace, no rank ever holds
 // more remote chunks on a receive stream than the schedule's buffers, and the results still
-// equal dense attention. A receive holds its buffer from its start until every op that frees
-// it (ScheduleAnalysis::releases) has finished.
+// equal dense attention. A receive holds its buffer from when it runs until every op that frees
+// it (ScheduleAnalysis::releases) has run.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -29,22 +29,34 @@ Problem causal_problem(Pass pass) {
   return problem;
 }
 
+// The interpreter runs one op at a time, so its trace is a sequence: ops sorted by their
+// recorded start (ties, within the clock's resolution, by the order they were run in). A
+// receive holds a buffer from its place in the sequence until after its last release.
 int32_t most_buffers_held(const Schedule& schedule, const ScheduleAnalysis& analysis, const ExecutionRecord& record) {
-  std::map<std::pair<int32_t, int32_t>, std::vector<std::pair<double, int>>> events;
+  std::vector<size_t> run_position(schedule.ops.size());
+  for (size_t position = 0; position < analysis.order.size(); ++position) run_position[analysis.order[position]] = position;
+  std::vector<uint32_t> sequence(analysis.order.begin(), analysis.order.end());
+  std::stable_sort(sequence.begin(), sequence.end(), [&](uint32_t x, uint32_t y) {
+    return record.op_start_s[x] < record.op_start_s[y] ||
+           (record.op_start_s[x] == record.op_start_s[y] && run_position[x] < run_position[y]);
+  });
+  std::vector<size_t> place(schedule.ops.size());
+  for (size_t position = 0; position < sequence.size(); ++position) place[sequence[position]] = position;
+  std::map<std::pair<int32_t, int32_t>, std::vector<std::pair<size_t, int>>> events;
   for (size_t index = 0; index < schedule.ops.size(); ++index) {
     const Op& op = schedule.ops[index];
     if (op.kind != OpKind::recv) continue;
-    double freed = record.op_finish_s[index];
-    for (uint32_t release : analysis.releases_of(index)) freed = std::max(freed, record.op_finish_s[release]);
+    size_t freed = place[index];
+    for (uint32_t release : analysis.releases_of(index)) freed = std::max(freed, place[release]);
     auto& list = events[{op.gpu, op.stream}];
-    list.emplace_back(record.op_start_s[index], +1);
-    list.emplace_back(freed, -1);
+    list.emplace_back(place[index], +1);
+    list.emplace_back(freed + 1, -1);  // free once its last release has run
   }
   int32_t most = 0;
   for (auto& [key, list] : events) {
-    std::sort(list.begin(), list.end());  // at equal times a release comes first
+    std::sort(list.begin(), list.end());  // at one place, a release comes before a receive
     int32_t held = 0;
-    for (const auto& [time, change] : list) most = std::max(most, held += change);
+    for (const auto& [position, change] : list) most = std::max(most, held += change);
   }
   return most;
 }
