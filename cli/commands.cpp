@@ -22,6 +22,7 @@
 #include "tessera/scenario/plan_hardware.hpp"
 #include "tessera/sim/overheads.hpp"
 #include "tessera/sim/simulator.hpp"
+#include "tessera/sim/time_bound.hpp"
 #include "tessera/topologies/description.hpp"
 #include "tessera/topologies/link_loads.hpp"
 #include "tessera/topologies/placement_search.hpp"
@@ -81,23 +82,6 @@ std::string link_name(const topo::Topology& topology, int32_t edge) {
   return graph[boost::source(id, graph)].name + "->" + graph[boost::target(id, graph)].name;
 }
 
-// The time bound against the simulated makespan (lower_bound.hpp): blocks priced by the
-// simulator's GPU model, and the byte bound over the links into the best-connected GPU, which
-// is what the simulator's own receive bound divides a GPU's bytes by.
-TimeLowerBound simulated_time_bound(const Schedule& schedule, const BlockGrid& grid, const topo::Topology& topology,
-                                    const sim::GpuProfile& gpu) {
-  double fastest_bytes_per_s = 0;
-  for (auto vertex : topology.gpu_vertices) {
-    double into_bytes_per_s = 0;
-    for (auto [edge, end] = boost::in_edges(vertex, topology.graph); edge != end; ++edge)
-      into_bytes_per_s += topology.graph[*edge].bytes_per_s;
-    fastest_bytes_per_s = std::max(fastest_bytes_per_s, into_bytes_per_s);
-  }
-  return time_lower_bound(
-      schedule, grid, [&](const Schedule& ideal, const Op& op) { return sim::op_compute_s(ideal, grid, op, gpu); },
-      fastest_bytes_per_s);
-}
-
 // Generates, checks and costs.
 Costed generate_and_cost(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options,
                          const Hardware& hardware, const NetworkChoice& network, const RankingModel& model = {}) {
@@ -128,7 +112,7 @@ Costed generate_and_cost(const std::string& algorithm, const Problem& problem, c
     search.simulated_s = simulate;
     chosen = topo::choose_placement(topology, costed.schedule, grid, network.placement, search);
     costed.simulated_s = simulate(chosen->gpu_of_rank);
-    costed.simulated_bound = simulated_time_bound(costed.schedule, grid, topology, gpu);
+    costed.simulated_bound = sim::simulated_time_bound(costed.schedule, grid, topology, gpu);
   }
   if (!network.topology) {
     costed.report = cost_schedule(costed.schedule, grid, analysis, hardware);

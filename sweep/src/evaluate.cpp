@@ -11,6 +11,7 @@
 #include "tessera/scenario/scenario.hpp"
 #include "tessera/sim/overheads.hpp"
 #include "tessera/sim/simulator.hpp"
+#include "tessera/sim/time_bound.hpp"
 #include "tessera/topologies/description.hpp"
 #include "tessera/topologies/link_loads.hpp"
 #include "tessera/topologies/placement.hpp"
@@ -74,23 +75,6 @@ std::string one_line(std::string text) {
   for (char& c : text)
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   return text;
-}
-
-// The time bound against the simulated makespan (lower_bound.hpp): blocks priced by the
-// simulator's GPU model, and the byte bound over the links into the best-connected GPU, which
-// is what the simulator's own receive bound divides a GPU's bytes by.
-TimeLowerBound simulated_time_bound(const Schedule& schedule, const BlockGrid& grid, const topo::Topology& topology,
-                                    const sim::GpuProfile& gpu) {
-  double fastest_bytes_per_s = 0;
-  for (auto vertex : topology.gpu_vertices) {
-    double into_bytes_per_s = 0;
-    for (auto [edge, end] = boost::in_edges(vertex, topology.graph); edge != end; ++edge)
-      into_bytes_per_s += topology.graph[*edge].bytes_per_s;
-    fastest_bytes_per_s = std::max(fastest_bytes_per_s, into_bytes_per_s);
-  }
-  return time_lower_bound(
-      schedule, grid, [&](const Schedule& ideal, const Op& op) { return sim::op_compute_s(ideal, grid, op, gpu); },
-      fastest_bytes_per_s);
 }
 
 }  // namespace
@@ -272,7 +256,7 @@ Row Evaluator::evaluate(size_t index, const PointValues& values) {
       put(sim_exposed_wait_s_max, wait);
       put(sim_lower_bound_s, result.lower_bound_s);
       put(sim_transfers, static_cast<double>(result.transfers));
-      const TimeLowerBound bound = simulated_time_bound(schedule, *checked.grid, *network, gpu);
+      const TimeLowerBound bound = sim::simulated_time_bound(schedule, *checked.grid, *network, gpu);
       put(lower_bound_time_s, bound.total_s());
       put(time_over_lower_bound, bound.total_s() > 0 ? result.makespan_s / bound.total_s() : 0);
     }
