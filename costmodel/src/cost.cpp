@@ -140,6 +140,7 @@ CostReport cost_schedule(const Schedule& schedule, const BlockGrid& grid, const 
   std::vector<double> finish(schedule.ops.size(), 0);
   std::vector<double> ready(schedule.ops.size(), 0);
   std::vector<uint8_t> collective_timed(schedule.collectives.size(), 0);
+  std::vector<double> send_port_free(static_cast<size_t>(schedule.gpus), 0), receive_port_free(static_cast<size_t>(schedule.gpus), 0);
   auto bytes_of = [&](std::span<const DataItem> items) {
     int64_t total = 0;
     for (const auto& item : items) total += item_bytes(schedule, grid, item);
@@ -179,7 +180,12 @@ CostReport cost_schedule(const Schedule& schedule, const BlockGrid& grid, const 
         if (op.kind == OpKind::recv) break;
         const auto partner = static_cast<uint32_t>(analysis.partner[index]);
         const Op& recv = schedule.ops[partner];
-        double start = std::max(ready_time(index), ready_time(partner));
+        // A GPU's link out and link in carry one message's bytes at a time: transfers that
+        // share a sender or a receiver queue for it (their latencies still overlap). Without
+        // this, two transfers between the same pair (a ring's KV and its dK/dV partial) would
+        // each get the whole link.
+        double start = std::max({ready_time(index), ready_time(partner), send_port_free[static_cast<size_t>(op.gpu)],
+                                 receive_port_free[static_cast<size_t>(recv.gpu)]});
         int64_t total = 0;
         for (const auto& item : schedule.items_of(op)) {
           int64_t bytes = item_bytes(schedule, grid, item);
@@ -192,6 +198,8 @@ CostReport cost_schedule(const Schedule& schedule, const BlockGrid& grid, const 
                           hardware.message.message_s(network->path_class(op.gpu, recv.gpu));
         report.gpus[static_cast<size_t>(recv.gpu)].comm_s += duration;
         finish[index] = finish[partner] = start + duration;
+        const double wire_s = network->transfer_s(op.gpu, recv.gpu, total) - network->transfer_s(op.gpu, recv.gpu, 0);
+        send_port_free[static_cast<size_t>(op.gpu)] = receive_port_free[static_cast<size_t>(recv.gpu)] = start + wire_s;
         break;
       }
       case OpKind::collective: {
