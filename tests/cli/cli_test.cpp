@@ -82,6 +82,24 @@ TEST_CASE("tessera plan ranks schedules by time", "[cli]") {
     CHECK(ranked[index - 1]["time_s"].get<double>() <= ranked[index]["time_s"].get<double>());
 }
 
+TEST_CASE("tessera plan never prints a ratio below its bounds", "[cli][bound]") {
+  // Head-splitting schedules (usp) are among the candidates: the bound must hold for them too.
+  for (const char* flags : {"--gpus 16 --seq 64K", "--gpus 16 --seq 64K --topology h100-ib:2 --kv-heads 32",
+                            "--gpus 8 --seq 32K --mask full --pass forward --model analytic"}) {
+    Run run = tessera(std::string("plan --json ") + flags);
+    INFO(flags);
+    REQUIRE(run.exit_code == 0);
+    auto ranking = nlohmann::json::parse(run.out)["ranking"];
+    REQUIRE(ranking.size() > 10);
+    for (const auto& entry : ranking) {
+      INFO(entry["schedule"]);
+      CHECK(entry["lower_bound_ratio"].get<double>() >= 1.0);
+      CHECK(entry["time_over_lower_bound"].get<double>() >= 1.0);
+      if (entry.contains("simulated_over_lower_bound")) CHECK(entry["simulated_over_lower_bound"].get<double>() >= 1.0);
+    }
+  }
+}
+
 TEST_CASE("tessera plan with no arguments runs the built-in Llama-3-8B-like scenario", "[cli]") {
   Run run = tessera("plan --json --top 1");
   REQUIRE(run.exit_code == 0);
