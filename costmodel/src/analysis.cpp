@@ -18,16 +18,10 @@ bool is_input(DataKind kind) { return !is_accumulator(kind); }
 class LastWriters {
  public:
   LastWriters(const Schedule& schedule)
-      : head_groups_(schedule.head_groups),
-        chunks_(schedule.chunks()),
-        streams_(static_cast<int32_t>(schedule.stream_names.size())) {
-    table_.assign(static_cast<size_t>(2) * kDataKindCount * head_groups_ * chunks_ * streams_, kNone);
+      : schedule_(schedule), streams_(static_cast<int32_t>(schedule.stream_names.size())) {
+    table_.assign(item_slot_count(schedule) * static_cast<size_t>(streams_), kNone);
   }
-  size_t slot(const DataItem& item, bool inbox) const {
-    size_t index = (static_cast<size_t>(item.kind) * head_groups_ + item.head_group) * chunks_ + item.chunk;
-    if (inbox) index += static_cast<size_t>(kDataKindCount) * head_groups_ * chunks_;
-    return index * streams_;
-  }
+  size_t slot(const DataItem& item, bool inbox) const { return item_slot(schedule_, item, inbox) * streams_; }
   // Writers of item on any stream (kNone where none).
   std::span<const uint32_t> writers(size_t slot_base) const { return {table_.data() + slot_base, static_cast<size_t>(streams_)}; }
   bool any(size_t slot_base) const {
@@ -45,7 +39,8 @@ class LastWriters {
   }
 
  private:
-  int32_t head_groups_, chunks_, streams_;
+  const Schedule& schedule_;
+  int32_t streams_;
   std::vector<uint32_t> table_;
   std::vector<size_t> touched_;
 };
@@ -188,12 +183,8 @@ void add_buffer_dependencies(const Schedule& schedule, ScheduleAnalysis& analysi
     if (schedule.ops[index].kind == OpKind::recv) receive_slot[index] = static_cast<uint32_t>(receives++);
   std::vector<uint32_t> last_reader(receives * streams, kNone);
 
-  const size_t items_per_gpu = static_cast<size_t>(kDataKindCount) * schedule.head_groups * schedule.chunks();
-  auto slot = [&](const DataItem& item, bool inbox) {
-    size_t index = (static_cast<size_t>(item.kind) * schedule.head_groups + item.head_group) * schedule.chunks() + item.chunk;
-    return inbox ? index + items_per_gpu : index;
-  };
-  std::vector<uint32_t> holder(2 * items_per_gpu, kNone);  // the receive whose buffer holds a slot
+  auto slot = [&](const DataItem& item, bool inbox) { return item_slot(schedule, item, inbox); };
+  std::vector<uint32_t> holder(item_slot_count(schedule), kNone);  // the receive whose buffer holds a slot
   std::vector<size_t> touched;
   std::vector<std::vector<uint32_t>> stream_receives(streams);
   for (int32_t gpu = 0; gpu < schedule.gpus; ++gpu) {
@@ -320,15 +311,23 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
     }
   }
   add_buffer_dependencies(schedule, analysis, gpu_offsets, by_gpu, edges);
-  std::sort(edges.begin(), edges.end());
-  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
   // Counting sort of the edges by op gives the CSR arrays.
+  std::vector<uint32_t> offsets(op_count + 1, 0);
+  for (const auto& edge : edges) ++offsets[edge.first + 1];
+  for (size_t index = 0; index < op_count; ++index) offsets[index + 1] += offsets[index];
+  std::vector<uint32_t> deps(edges.size(), 0);
+  std::vector<uint32_t> fill(offsets.begin(), offsets.end() - 1);
+  for (const auto& edge : edges) deps[fill[edge.first]++] = edge.second;
+  // A buffer edge may repeat a data dependency: sort and deduplicate each op's short list.
   analysis.dep_offsets.assign(op_count + 1, 0);
-  for (const auto& edge : edges) ++analysis.dep_offsets[edge.first + 1];
-  for (size_t index = 0; index < op_count; ++index) analysis.dep_offsets[index + 1] += analysis.dep_offsets[index];
-  analysis.deps.assign(edges.size(), 0);
-  std::vector<uint32_t> fill(analysis.dep_offsets.begin(), analysis.dep_offsets.end() - 1);
-  for (const auto& edge : edges) analysis.deps[fill[edge.first]++] = edge.second;
+  analysis.deps.clear();
+  analysis.deps.reserve(deps.size());
+  for (size_t index = 0; index < op_count; ++index) {
+    const auto first = deps.begin() + offsets[index], last = deps.begin() + offsets[index + 1];
+    std::sort(first, last);
+    analysis.deps.insert(analysis.deps.end(), first, std::unique(first, last));
+    analysis.dep_offsets[index + 1] = static_cast<uint32_t>(analysis.deps.size());
+  }
   return "";
 }
 

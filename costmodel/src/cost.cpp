@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "tessera/core/data_size.hpp"
+#include "tessera/costmodel/op_data.hpp"
 
 namespace tessera {
 
@@ -16,6 +17,7 @@ int64_t sum(const BytesByKind& bytes) {
   return total;
 }
 
+
 double op_flops(const Schedule& schedule, const BlockGrid& grid, const Op& op) {
   const double heads = static_cast<double>(query_heads_per_group(schedule.problem, schedule.head_groups) *
                                            schedule.problem.batch);
@@ -23,6 +25,12 @@ double op_flops(const Schedule& schedule, const BlockGrid& grid, const Op& op) {
   for (const auto& block : schedule.blocks_of(op)) pairs += static_cast<double>(grid.pairs(block.q_chunk, block.kv_chunk));
   return heads * (op.pass == Pass::forward ? forward_flops_per_head(schedule.problem, pairs)
                                            : backward_flops_per_head(schedule.problem, pairs));
+}
+
+// Each block is its own attention kernel, and each kernel pays a launch.
+double compute_op_s(const Schedule& schedule, const BlockGrid& grid, const Op& op, const Hardware& hardware) {
+  return op_flops(schedule, grid, op) / hardware.effective_flops_per_s() +
+         static_cast<double>(schedule.blocks_of(op).size()) * hardware.kernel_launch_s;
 }
 
 // Memory per GPU, walking each GPU's ops in execution order (which honours the buffers, see
@@ -48,25 +56,22 @@ std::vector<MemoryPeak> peak_memory(const Schedule& schedule, const BlockGrid& g
     for (uint32_t position = 0; position < analysis.order.size(); ++position)
       positions[fill[static_cast<size_t>(schedule.ops[analysis.order[position]].gpu)]++] = position;
   }
-  const size_t items_per_gpu = static_cast<size_t>(kDataKindCount) * schedule.head_groups * schedule.chunks();
-  auto slot = [&](const DataItem& item, bool inbox) {
-    size_t index = (static_cast<size_t>(item.kind) * schedule.head_groups + item.head_group) * schedule.chunks() + item.chunk;
-    return inbox ? index + items_per_gpu : index;
-  };
-  std::vector<int64_t> held(2 * items_per_gpu, 0);  // bytes held per slot, beyond own chunks
+  auto slot = [&](const DataItem& item, bool inbox) { return item_slot(schedule, item, inbox); };
+  std::vector<int64_t> held(item_slot_count(schedule), 0);  // bytes held per slot, beyond own chunks
   // Per access (index into analysis.accesses): the last read of a received input before it is
   // received again (the forward's KV copy is freed after the forward even when the backward
   // receives the same chunk later).
   std::vector<uint8_t> last_read(analysis.accesses.size(), 0);
-  std::vector<uint8_t> read_follows(items_per_gpu, 0);
+  std::vector<uint8_t> read_follows(item_slot_count(schedule) / 2, 0);
   std::vector<size_t> touched;
+
+  std::vector<DataKind> own_kinds{DataKind::Q, DataKind::KV};
+  if (forward) own_kinds.insert(own_kinds.end(), {DataKind::O, DataKind::LSE});
+  if (backward) own_kinds.insert(own_kinds.end(), {DataKind::dO, DataKind::Stats, DataKind::dQ, DataKind::dKV});
 
   for (size_t g = 0; g < gpus; ++g) {
     const auto gpu = static_cast<int32_t>(g);
     int64_t resident = 0;
-    std::vector<DataKind> own_kinds{DataKind::Q, DataKind::KV};
-    if (forward) own_kinds.insert(own_kinds.end(), {DataKind::O, DataKind::LSE});
-    if (backward) own_kinds.insert(own_kinds.end(), {DataKind::dO, DataKind::Stats, DataKind::dQ, DataKind::dKV});
     for (int32_t hg = 0; hg < schedule.head_groups; ++hg)
       for (DataKind kind : own_kinds) resident += item_bytes(schedule, grid, DataItem{kind, hg, gpu});
     int64_t live = 0, highest = 0;
@@ -158,11 +163,8 @@ CostReport cost_schedule(const Schedule& schedule, const BlockGrid& grid, const 
     GpuCost& gpu = report.gpus[static_cast<size_t>(op.gpu)];
     switch (op.kind) {
       case OpKind::compute: {
-        double flops = op_flops(schedule, grid, op);
-        // Each block is its own attention kernel, and each kernel pays a launch.
-        double duration = flops / hardware.effective_flops_per_s() +
-                          static_cast<double>(schedule.blocks_of(op).size()) * hardware.kernel_launch_s;
-        gpu.flops += flops;
+        const double duration = compute_op_s(schedule, grid, op, hardware);
+        gpu.flops += op_flops(schedule, grid, op);
         gpu.compute_s += duration;
         finish[index] = ready_time(index) + duration;
         break;
@@ -194,11 +196,12 @@ CostReport cost_schedule(const Schedule& schedule, const BlockGrid& grid, const 
           report.gpus[static_cast<size_t>(recv.gpu)].received_bytes[static_cast<int>(item.kind)] += bytes;
         }
         // The wire, then what the library costs per message on this path.
-        double duration = network->transfer_s(op.gpu, recv.gpu, total) +
-                          hardware.message.message_s(network->path_class(op.gpu, recv.gpu));
+        const double transfer_s = network->transfer_s(op.gpu, recv.gpu, total);
+        const double duration = transfer_s + hardware.message.message_s(network->path_class(op.gpu, recv.gpu));
         report.gpus[static_cast<size_t>(recv.gpu)].comm_s += duration;
         finish[index] = finish[partner] = start + duration;
-        const double wire_s = network->transfer_s(op.gpu, recv.gpu, total) - network->transfer_s(op.gpu, recv.gpu, 0);
+        // The links are free again once the bytes have left; the latency is not theirs.
+        const double wire_s = transfer_s - network->transfer_s(op.gpu, recv.gpu, 0);
         send_port_free[static_cast<size_t>(op.gpu)] = receive_port_free[static_cast<size_t>(recv.gpu)] = start + wire_s;
         break;
       }
@@ -280,13 +283,12 @@ CostReport cost_schedule(const Schedule& schedule, const BlockGrid& grid, const 
                                  ? static_cast<double>(report.recv_bytes_max) / report.lower_bound.total_bytes()
                                  : 0;
   // The time bound in this model's terms (lower_bound.hpp): blocks priced as the compute case
-  // above prices them, and the busiest receiver's transfers, which this model runs at full
-  // speed on each of its receiving streams at once.
+  // above prices them, and the busiest receiver's bytes over its transfers' rate times its
+  // receiving streams: more than its link in can carry (transfers queue for it, collectives
+  // overlap), so the bound stays below anything this model prints.
   const double least_compute_s =
-      least_busiest_compute_s(schedule.problem, grid, schedule.gpus, [&](const Schedule& ideal, const Op& op) {
-        return op_flops(ideal, grid, op) / hardware.effective_flops_per_s() +
-               static_cast<double>(ideal.blocks_of(op).size()) * hardware.kernel_launch_s;
-      });
+      least_busiest_compute_s(schedule.problem, grid, schedule.gpus,
+                              [&](const Schedule& ideal, const Op& op) { return compute_op_s(ideal, grid, op, hardware); });
   size_t receiver = 0;
   for (size_t g = 0; g < report.gpus.size(); ++g)
     if (report.gpus[g].received_total() > report.gpus[receiver].received_total()) receiver = g;

@@ -78,3 +78,38 @@ TEST_CASE("n transfers in series cost n (overhead + latency) + bytes / bandwidth
   CHECK(ring_time_s(problem, 4, hardware) ==
         Approx(3 * (5e-6 + chunk_bytes / 1e9) + 4.0 * 1024 * 1024 * 128 * 32 / (0.6 * 989e12)).epsilon(1e-9));
 }
+
+TEST_CASE("transfers that share a GPU's link queue for it", "[time][links]") {
+  // GPU 0 sends Q[0] and KV[0] to GPU 1 at once, on two streams; GPU 1 computes all four
+  // blocks and returns O[0] with its LSE, which GPU 0 merges. The two inbound transfers share
+  // GPU 1's link in, so the blocks start once both sets of bytes have crossed it, one after the
+  // other, plus one message's fixed costs (their latencies overlap):
+  //   (Q + KV) / bw + fixed, + 4 blocks, + (O + LSE) / bw + fixed, + the merge.
+  const Problem problem = mha_forward(2048);
+  ScheduleBuilder builder("hand", "shared link", problem, Layout::contiguous, 2);
+  const int32_t compute = builder.stream("compute"), first = builder.stream("first"), second = builder.stream("second");
+  builder.send(0, first, 1, {DataItem{DataKind::Q, 0, 0}});
+  builder.send(0, second, 1, {DataItem{DataKind::KV, 0, 0}});
+  builder.recv(1, first, 0, {DataItem{DataKind::Q, 0, 0}});
+  builder.recv(1, second, 0, {DataItem{DataKind::KV, 0, 0}});
+  const BlockRef blocks[] = {{0, 0, 0}, {0, 0, 1}, {0, 1, 0}, {0, 1, 1}};
+  builder.compute(1, Pass::forward, blocks, compute);
+  builder.send(1, first, 0, {DataItem{DataKind::O, 0, 0}, DataItem{DataKind::LSE, 0, 0}});
+  builder.recv(0, first, 1, {DataItem{DataKind::O, 0, 0}, DataItem{DataKind::LSE, 0, 0}});
+  builder.merge(0, compute, {DataItem{DataKind::O, 0, 0}, DataItem{DataKind::LSE, 0, 0}});
+  const Schedule schedule = builder.finish();
+  const BlockGrid grid(problem, Layout::contiguous, 2);
+  const CheckResult check = check_schedule(schedule, grid);
+  INFO(check.violation);
+  REQUIRE(check.ok());
+
+  const Hardware hardware;
+  const double q_bytes = 1024.0 * 32 * 128 * 2, kv_bytes = 2 * q_bytes;
+  const double o_bytes = q_bytes, lse_bytes = 1024.0 * 32 * 4;
+  const double fixed_s = 5e-6 + 8.4e-6 + 14.0e-6;  // link latency, NCCL overhead, network latency
+  const double blocks_s = 4 * (4.0 * 1024 * 1024 * 128 * 32 / (0.6 * 989e12) + 3e-6);
+  const double merge_s = 3 * (o_bytes + lse_bytes) / 3.35e12;
+  const double expected_s =
+      (q_bytes + kv_bytes) / 50e9 + fixed_s + blocks_s + (o_bytes + lse_bytes) / 50e9 + fixed_s + merge_s;
+  CHECK(cost_schedule(schedule, grid, check.analysis, hardware).time_s == Approx(expected_s).epsilon(1e-9));
+}

@@ -105,39 +105,46 @@ int32_t most_buffers_held(const Run& run) {
 
 }  // namespace
 
-TEST_CASE("a compute-bound ring hides every transfer but one", "[sim][ring][overlap]") {
-  // Full mask, forward: every step is one block of (N/P)^2 pairs, and one KV chunk moves per
-  // step. At 50 GB/s the 16.8 MB chunk takes 0.34 ms; the block about 0.45 ms on an H100.
-  const int32_t gpus = 8;
-  const Problem problem = llama_like(int64_t{gpus} * 4096, MaskKind::full, Pass::forward);
-  const double bandwidth = 50e9, latency = 5e-6;
-  const topo::Topology network = topo::build_fully_connected(gpus, bandwidth, latency);
-  Run run = simulate("ring", problem, options_for(gpus, Layout::contiguous), network);
+namespace {
 
-  const double transfer_s = latency + static_cast<double>(item_bytes(problem, 1, 4096, DataKind::KV)) / bandwidth;
-  double block_s = 0;
-  for (const Op& op : run.schedule.ops)
-    if (op.kind == OpKind::compute && op.gpu == 0) block_s = sim::op_compute_s(run.schedule, *run.grid, op, no_launch_profile());
-  REQUIRE(block_s > transfer_s);  // the premise: compute-bound
-  const double compute_s = gpus * block_s;
-  CHECK(run.result.makespan_s >= compute_s * (1 - 1e-9));
-  CHECK(run.result.makespan_s <= (compute_s + transfer_s) * 1.02);
+// A full-mask forward ring of 8 GPUs, 4096 tokens each, on dedicated links: every step is one
+// block of 4096^2 pairs and one 16.8 MB KV chunk, so one block and one transfer time it all.
+struct RingSteps {
+  Run run;
+  double block_s = 0;     // one block on GPU 0, as the simulator's GPU model prices it
+  double transfer_s = 0;  // one KV chunk: latency + bytes over the link
+};
+RingSteps ring_steps(int32_t gpus, double bandwidth, double latency) {
+  const Problem problem = llama_like(int64_t{gpus} * 4096, MaskKind::full, Pass::forward);
+  RingSteps steps;
+  steps.run = simulate("ring", problem, options_for(gpus, Layout::contiguous),
+                       topo::build_fully_connected(gpus, bandwidth, latency));
+  steps.transfer_s = latency + static_cast<double>(item_bytes(problem, 1, 4096, DataKind::KV)) / bandwidth;
+  for (const Op& op : steps.run.schedule.ops)
+    if (op.kind == OpKind::compute && op.gpu == 0)
+      steps.block_s = sim::op_compute_s(steps.run.schedule, *steps.run.grid, op, no_launch_profile());
+  return steps;
+}
+
+}  // namespace
+
+TEST_CASE("a compute-bound ring hides every transfer but one", "[sim][ring][overlap]") {
+  // At 50 GB/s the chunk takes 0.34 ms; the block about 0.45 ms on an H100.
+  const int32_t gpus = 8;
+  const RingSteps steps = ring_steps(gpus, 50e9, 5e-6);
+  REQUIRE(steps.block_s > steps.transfer_s);  // the premise: compute-bound
+  const double compute_s = gpus * steps.block_s;
+  CHECK(steps.run.result.makespan_s >= compute_s * (1 - 1e-9));
+  CHECK(steps.run.result.makespan_s <= (compute_s + steps.transfer_s) * 1.02);
 }
 
 TEST_CASE("a communication-bound ring takes P - 1 transfers and one block", "[sim][ring][overlap]") {
+  // At 5 GB/s the chunk takes 3.4 ms.
   const int32_t gpus = 8;
-  const Problem problem = llama_like(int64_t{gpus} * 4096, MaskKind::full, Pass::forward);
-  const double bandwidth = 5e9, latency = 5e-6;
-  const topo::Topology network = topo::build_fully_connected(gpus, bandwidth, latency);
-  Run run = simulate("ring", problem, options_for(gpus, Layout::contiguous), network);
-
-  const double transfer_s = latency + static_cast<double>(item_bytes(problem, 1, 4096, DataKind::KV)) / bandwidth;
-  double block_s = 0;
-  for (const Op& op : run.schedule.ops)
-    if (op.kind == OpKind::compute && op.gpu == 0) block_s = sim::op_compute_s(run.schedule, *run.grid, op, no_launch_profile());
-  REQUIRE(transfer_s > block_s);  // the premise: communication-bound
-  const double expected_s = (gpus - 1) * transfer_s + block_s;
-  CHECK(std::abs(run.result.makespan_s - expected_s) <= 0.02 * expected_s);
+  const RingSteps steps = ring_steps(gpus, 5e9, 5e-6);
+  REQUIRE(steps.transfer_s > steps.block_s);  // the premise: communication-bound
+  const double expected_s = (gpus - 1) * steps.transfer_s + steps.block_s;
+  CHECK(std::abs(steps.run.result.makespan_s - expected_s) <= 0.02 * expected_s);
 }
 
 TEST_CASE("ring and Mesh-Attention's 1 x P tile take the same time", "[sim][ring][mesh]") {

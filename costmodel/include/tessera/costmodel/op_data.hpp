@@ -1,6 +1,7 @@
 #pragma once
 // What each operation reads and writes, derived from the op itself (compute ops from their
 // blocks, collectives from their transfers). The single definition every analysis uses.
+#include <cstddef>
 #include <vector>
 
 #include "tessera/core/schedule.hpp"
@@ -19,5 +20,19 @@ struct OpData {
 
 // Fills `out` (cleared first). Items are deduplicated and sorted.
 void op_data(const Schedule& schedule, const Op& op, OpData& out);
+
+// A dense index for the per-GPU tables of the analyses: every (item, local or inbox) of one
+// GPU gets its own slot in [0, item_slot_count(schedule)), so they need no hashing.
+inline size_t item_slot_count(const Schedule& schedule) {
+  return static_cast<size_t>(2) * kDataKindCount * static_cast<size_t>(schedule.head_groups) *
+         static_cast<size_t>(schedule.chunks());
+}
+inline size_t item_slot(const Schedule& schedule, const DataItem& item, bool inbox) {
+  const size_t index =
+      (static_cast<size_t>(item.kind) * static_cast<size_t>(schedule.head_groups) + static_cast<size_t>(item.head_group)) *
+          static_cast<size_t>(schedule.chunks()) +
+      static_cast<size_t>(item.chunk);
+  return inbox ? index + item_slot_count(schedule) / 2 : index;
+}
 
 }  // namespace tessera
