@@ -7,12 +7,14 @@
 #include <cstdlib>
 #include <vector>
 
-#include "tessera/costmodel/checker.hpp"
+#include "tessera/schedules/checker.hpp"
 #include "tessera/costmodel/cost.hpp"
 #include "bench_timing.hpp"
-#include "tessera/costmodel/generators.hpp"
+#include "tessera/schedules/generators.hpp"
 
 using namespace tessera;
+using namespace tessera::schedules;
+using namespace tessera::costmodel;
 using bench::Clock;
 using bench::median;
 using bench::seconds_since;
@@ -46,7 +48,7 @@ int main(int argc, char** argv) {
         return 1;
       }
       auto costed_at = Clock::now();
-      CostReport report = cost_schedule(schedule, grid, check.analysis, Hardware{});
+      CostReport report = cost_schedule(schedules::check(schedule), Hardware{});
       double costed = seconds_since(costed_at);
       total_s.push_back(seconds_since(start));
       generate_s.push_back(generated);

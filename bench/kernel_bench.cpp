@@ -9,10 +9,12 @@
 
 #include "bench_timing.hpp"
 #include "tessera/backend/executor.hpp"
-#include "tessera/costmodel/checker.hpp"
-#include "tessera/costmodel/generators.hpp"
+#include "tessera/backend/factory/make_executor.hpp"
+#include "tessera/schedules/checker.hpp"
+#include "tessera/schedules/generators.hpp"
 
 using namespace tessera;
+using namespace tessera::schedules;
 
 namespace {
 
@@ -61,9 +63,9 @@ double block_seconds(backend::ScheduleExecutor& executor, Pass pass, int64_t sid
   problem.pass = pass;
   GeneratorOptions options;
   options.gpus = 1;
-  Schedule schedule = generate_schedule("ring", problem, options);
-  BlockGrid grid(schedule.problem, schedule.layout, 1);
-  CheckResult check = check_schedule(schedule, grid);
+  const CheckedSchedule checked = generate_checked("ring", problem, options);
+  const Schedule& schedule = checked.schedule();
+  backend::require_ready(executor.can_run(checked));
   backend::AttentionTensors inputs = backend::random_inputs(schedule.problem, 1);
   inputs.out.assign(inputs.d_out.size(), 0);
   inputs.lse.assign(static_cast<size_t>(side * heads), 0);
@@ -71,7 +73,7 @@ double block_seconds(backend::ScheduleExecutor& executor, Pass pass, int64_t sid
   for (int repeat = 0; repeat < 4; ++repeat) {
     backend::AttentionTensors tensors = inputs;
     backend::ExecutionRecord record;
-    executor.execute(schedule, grid, check.analysis, tensors, record);
+    executor.execute(checked, tensors, record);
     for (size_t index = 0; index < schedule.ops.size(); ++index)
       if (schedule.ops[index].kind == OpKind::compute && repeat > 0)
         times.push_back(record.op_finish_s[index] - record.op_start_s[index]);

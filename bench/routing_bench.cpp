@@ -10,11 +10,12 @@
 #include <vector>
 
 #include "bench_timing.hpp"
-#include "tessera/costmodel/generators.hpp"
+#include "tessera/schedules/generators.hpp"
 #include "tessera/topologies/builders.hpp"
 #include "tessera/topologies/routing.hpp"
 
 using namespace tessera;
+using namespace tessera::schedules;
 using bench::Clock;
 using bench::median;
 using bench::seconds_since;
@@ -69,7 +70,7 @@ int main(int argc, char** argv) {
     topo::Topology cluster = topo::build_hierarchical(spec);
     build_s.push_back(seconds_since(built_at));
     gpus = cluster.gpu_count();
-    links = static_cast<int32_t>(cluster.edges.size());
+    links = cluster.link_count();
 
     auto routed_at = Clock::now();
     topo::Router router(cluster);  // a fresh cache every run

@@ -8,13 +8,14 @@
 #include <vector>
 
 #include "bench_timing.hpp"
-#include "tessera/costmodel/checker.hpp"
-#include "tessera/costmodel/generators.hpp"
+#include "tessera/schedules/checker.hpp"
+#include "tessera/schedules/generators.hpp"
 #include "tessera/sim/collective_sim.hpp"
 #include "tessera/sim/simulator.hpp"
 #include "tessera/topologies/builders.hpp"
 
 using namespace tessera;
+using namespace tessera::schedules;
 using bench::Clock;
 using bench::median;
 
@@ -33,7 +34,7 @@ int main() {
     sim::CollectiveResult result;
     for (int run = 0; run < 3; ++run) {
       auto start = Clock::now();
-      result = sim::simulate_collective(sim::CollectiveAlgorithm::all_reduce, 1e9, ring, linear(1024), sim::Fidelity::flow);
+      result = sim::simulate_collective(CollectiveKind::all_reduce, 1e9, ring, linear(1024), sim::Fidelity::flow);
       times.push_back(bench::seconds_since(start));
     }
     double seconds = median(times);
@@ -46,10 +47,8 @@ int main() {
     problem.pass = Pass::both;
     GeneratorOptions options;
     options.gpus = gpus;
-    Schedule schedule = generate_schedule("mesh", problem, options);
-    BlockGrid grid(problem, schedule.layout, gpus);
-    CheckResult check = check_schedule(schedule, grid);
-    if (!check.ok()) return 1;
+    const CheckedSchedule checked = check(generate_schedule("mesh", problem, options));
+    const Schedule& schedule = checked.schedule();
     topo::HierarchicalSpec spec;
     spec.nodes = gpus / 8;
     topo::Topology cluster = topo::build_hierarchical(spec);
@@ -57,7 +56,7 @@ int main() {
     sim::SimResult result;
     for (int run = 0; run < 3; ++run) {
       auto start = Clock::now();
-      result = sim::simulate(schedule, grid, check.analysis, cluster, linear(gpus), sim::GpuProfile{}, sim::SimOptions{});
+      result = sim::simulate(checked, cluster, linear(gpus), sim::GpuProfile{}, sim::SimOptions{});
       times.push_back(bench::seconds_since(start));
     }
     double seconds = median(times);
@@ -80,11 +79,8 @@ int main() {
       options.gpus = 256;
       options.tile = TileShape{16, 16};
       options.variant = order;
-      Schedule schedule = generate_schedule("mesh", problem, options);
-      BlockGrid grid(problem, schedule.layout, 256);
-      CheckResult check = check_schedule(schedule, grid);
-      if (!check.ok()) return 1;
-      auto result = sim::simulate(schedule, grid, check.analysis, cluster, linear(256), sim::GpuProfile{}, sim::SimOptions{});
+      const CheckedSchedule checked = check(generate_schedule("mesh", problem, options));
+      auto result = sim::simulate(checked, cluster, linear(256), sim::GpuProfile{}, sim::SimOptions{});
       std::printf("  %-15s %8.2f ms  (lower bound %.2f ms, ratio %.3f)\n", order, result.makespan_s * 1e3,
                   result.lower_bound_s * 1e3, result.makespan_s / result.lower_bound_s);
     }

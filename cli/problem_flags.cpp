@@ -1,6 +1,35 @@
 #include "problem_flags.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+
+#include "tessera/core/deprecation.hpp"
+#include "tessera/core/hardware_presets.hpp"
+#include "tessera/core/units.hpp"
+
 namespace tessera::cli {
+
+namespace {
+
+// A deprecated flag that takes a bare number of GB/s in place of `replacement`'s bandwidth with
+// a unit. Giving both is an error; using it prints a note once, only where the run goes on (a
+// value make_hardware accepts, the replacement not given), so an error stays the one line on stderr.
+void add_deprecated_gbps_flag(CLI::App& app, const std::string& name, double& gbps, CLI::Option* replacement) {
+  const std::string instead = replacement->get_name();
+  app.add_option(name, gbps, "deprecated: a number of GB/s (bytes); use " + instead)
+      ->group("Deprecated")
+      ->excludes(replacement)
+      ->each([name, instead, replacement](const std::string& text) {
+        const double gbps = is_bare_number(text) ? std::strtod(text.c_str(), nullptr) : 0;
+        if (!(gbps > 0) || replacement->count() > 0) return;
+        char gigabits[32];
+        std::snprintf(gigabits, sizeof gigabits, "%.15g", gbps * 8);
+        note_deprecated("flag:" + name, name + " is deprecated (a number of GB/s, bytes); write " + instead + " " +
+                                            text + "GB/s (or " + gigabits + "Gb/s in bits)");
+      });
+}
+
+}  // namespace
 
 void add_problem_flags(CLI::App& app, ProblemFlags& flags) {
   app.add_option("--gpus,-P", flags.gpus, "GPUs in the context-parallel group")->capture_default_str();
@@ -33,8 +62,16 @@ void add_schedule_flags(CLI::App& app, ScheduleFlags& flags, bool algorithm_requ
 void add_hardware_flags(CLI::App& app, HardwareFlags& flags) {
   app.add_option("--peak-tflops", flags.peak_tflops, "GPU peak dense TFLOP/s for the dtype")->capture_default_str();
   app.add_option("--efficiency", flags.efficiency, "fraction of peak attention kernels reach")->capture_default_str();
-  app.add_option("--hbm-gbps", flags.hbm_gbps, "GPU memory bandwidth, GB/s (1 GB/s = 1e9 B/s)")->capture_default_str();
-  app.add_option("--bandwidth-gbps", flags.bandwidth_gbps, "per-GPU-pair link bandwidth, GB/s (SI)")->capture_default_str();
+  // Bandwidths carry their unit (core/units.hpp); the GB/s-number flags they replace still work,
+  // hidden from the help, with a note.
+  auto* hbm = app.add_option("--hbm-bandwidth", flags.hbm_bandwidth,
+                             "GPU memory bandwidth with its unit, e.g. 3.35TB/s (default: " +
+                                 format_bandwidth(kDefaultGpu.hbm_bytes_per_s) + ")");
+  auto* link = app.add_option("--bandwidth", flags.bandwidth,
+                              "per-GPU-pair link bandwidth with its unit: 400Gb/s (bits) or 50GB/s (bytes) (default: " +
+                                  format_bandwidth(kDefaultNetworkLink.bytes_per_s) + ")");
+  add_deprecated_gbps_flag(app, "--hbm-gbps", flags.hbm_gbps, hbm);
+  add_deprecated_gbps_flag(app, "--bandwidth-gbps", flags.bandwidth_gbps, link);
   app.add_option("--latency-us", flags.latency_us, "per-message link latency, microseconds")->capture_default_str();
   // Per-kernel and per-message costs, on by default (README: What the simulation assumes).
   app.add_option("--launch-us", flags.launch_us,

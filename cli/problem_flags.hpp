@@ -3,7 +3,7 @@
 // parsed by the scenario library after CLI11, so every error names its flag.
 #include <CLI/CLI.hpp>
 
-#include "tessera/scenario/pipeline.hpp"
+#include "tessera/scenario/network.hpp"
 #include "tessera/scenario/scenario.hpp"
 
 namespace tessera::cli {
@@ -12,15 +12,11 @@ using ProblemFlags = scenario::ProblemText;
 using ScheduleFlags = scenario::ScheduleText;
 using NetworkFlags = scenario::NetworkText;
 using HardwareFlags = scenario::HardwareValues;
-using scenario::CheckedSchedule;
-using scenario::NetworkChoice;
-using scenario::generate_checked;
 using scenario::gpu_count;
 using scenario::make_hardware;
 using scenario::make_network;
 using scenario::make_options;
 using scenario::make_problem;
-using scenario::uniform_topology;
 
 void add_problem_flags(CLI::App& app, ProblemFlags& flags);
 void add_schedule_flags(CLI::App& app, ScheduleFlags& flags, bool algorithm_required);

@@ -7,11 +7,8 @@
 #include "problem_flags.hpp"
 #include "table.hpp"
 #include "tessera/core/error.hpp"
-#include "tessera/scenario/plan_hardware.hpp"
-#include "tessera/sim/collective_sim.hpp"
-#include "tessera/sim/overheads.hpp"
-#include "tessera/sim/trace.hpp"
-#include "tessera/topologies/placement_search.hpp"
+#include "tessera/scenario/evaluate.hpp"
+#include "tessera/scenario/collective.hpp"
 
 namespace tessera::cli {
 
@@ -29,30 +26,18 @@ void write_file(const std::string& path, Write write) {
 
 int run_collective(const ProblemFlags& problem_flags, const HardwareFlags& hardware_flags,
                    const NetworkFlags& network_flags, const SimulateFlags& flags, const CommonFlags& common) {
-  const sim::CollectiveAlgorithm collective = sim::parse_collective(flags.collective);
-  double bytes = 0;
-  try {
-    bytes = static_cast<double>(parse_count(flags.size));
-  } catch (const UserError& error) {
-    throw UserError(std::string("--size: ") + error.what());
-  }
   const int32_t gpus = gpu_count(problem_flags);
-  NetworkChoice network = make_network(network_flags, gpus);
-  topo::Topology topology = network.topology ? *network.topology : uniform_topology(gpus, make_hardware(hardware_flags));
-  if (topology.gpu_count() < gpus)
-    throw UserError("--gpus " + std::to_string(gpus) + " but the topology has " + std::to_string(topology.gpu_count()) +
-                    " GPUs");
-  std::vector<int32_t> placement(static_cast<size_t>(gpus));
-  for (int32_t rank = 0; rank < gpus; ++rank) placement[static_cast<size_t>(rank)] = rank;
-  if (flags.algorithm != "ring" && flags.algorithm != "tree")
-    throw UserError("--algorithm: '" + flags.algorithm + "' is not one of ring, tree");
-  const auto shape = flags.algorithm == "tree" ? sim::AllReduceShape::tree : sim::AllReduceShape::ring;
   const auto started = std::chrono::steady_clock::now();
-  sim::CollectiveResult result =
-      sim::simulate_collective(collective, bytes, topology, placement, sim::parse_fidelity(flags.fidelity), shape);
+  const scenario::CollectiveEvaluation evaluation = scenario::evaluate_collective(
+      scenario::CollectiveText{flags.collective, flags.size, flags.algorithm, flags.fidelity}, gpus,
+      make_network(network_flags, gpus), make_hardware(hardware_flags));
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const CollectiveKind collective = evaluation.collective;
+  const double bytes = evaluation.bytes;
+  const topo::Topology& topology = *evaluation.topology;
+  const sim::CollectiveResult& result = evaluation.result;
   if (common.json) {
-    std::cout << json{{"collective", sim::to_string(collective)}, {"algorithm", flags.algorithm}, {"size_bytes", bytes}, {"ranks", gpus},
+    std::cout << json{{"collective", to_string(collective)}, {"algorithm", flags.algorithm}, {"size_bytes", bytes}, {"ranks", gpus},
                       {"topology", topology.name}, {"fidelity", flags.fidelity}, {"makespan_s", result.makespan_s},
                       {"algbw_bytes_per_s", result.algbw_bytes_per_s}, {"busbw_bytes_per_s", result.busbw_bytes_per_s},
                       {"flows", result.flows}, {"events", result.events}, {"wall_s", wall_s}}
@@ -61,7 +46,7 @@ int run_collective(const ProblemFlags& problem_flags, const HardwareFlags& hardw
     return 0;
   }
   Table table({"metric", "value"});
-  table.add_row({"collective", sim::to_string(collective) + " of " + format_bytes(bytes) + " over " +
+  table.add_row({"collective", to_string(collective) + " of " + format_bytes(bytes) + " over " +
                                    std::to_string(gpus) + " ranks on " + topology.name});
   table.add_row({"time", format_seconds(result.makespan_s)});
   table.add_row({"algbw", format_bytes(result.algbw_bytes_per_s) + "/s"});
@@ -80,46 +65,19 @@ int run_simulate(const ProblemFlags& problem_flags, const ScheduleFlags& schedul
   if (!flags.collective.empty()) return run_collective(problem_flags, hardware_flags, network_flags, flags, common);
   if (schedule_flags.algorithm.empty())
     throw UserError("simulate needs --algo (a schedule) or --collective (a standalone collective)");
-  Problem problem = make_problem(problem_flags);
-  GeneratorOptions options = make_options(problem_flags, schedule_flags);
-  Hardware hardware = make_hardware(hardware_flags);
-  sim::GpuProfile gpu = flags.calibration.empty() ? sim::gpu_profile(flags.gpu) : sim::read_calibration(flags.calibration);
-  sim::SimOptions sim_options;
-  sim_options.fidelity = sim::parse_fidelity(flags.fidelity);
-  sim::apply_overheads(hardware, flags.calibration, gpu, sim_options);
-  if (flags.channels < 0) throw UserError("--channels: must not be negative");
-  sim_options.channels = flags.channels;
-  if (!flags.chunk.empty()) {
-    try {
-      sim_options.chunk_bytes = static_cast<double>(parse_count(flags.chunk));
-    } catch (const UserError& error) {
-      throw UserError(std::string("--chunk: ") + error.what());
-    }
-    if (sim_options.chunk_bytes <= 0) throw UserError("--chunk: must be positive");
-  }
-  CheckedSchedule checked = generate_checked(schedule_flags.algorithm, problem, options);
-  const Schedule& schedule = checked.schedule;
-  NetworkChoice network = make_network(network_flags, schedule.gpus);
-  topo::Topology topology =
-      network.topology ? *network.topology : uniform_topology(schedule.gpus, hardware);
-  // "auto": near-ties on the busiest link are simulated with this command's GPU and options.
-  topo::PlacementSearch search;
-  search.simulated_s = [&](const std::vector<int32_t>& ranks) {
-    return sim::simulate(schedule, *checked.grid, checked.analysis, topology, ranks, gpu, sim_options).makespan_s;
-  };
-  const topo::RankPlacement chosen = topo::choose_placement(topology, schedule, *checked.grid, network.placement, search);
-  const std::vector<int32_t>& placement = chosen.gpu_of_rank;
-  if (schedule_flags.algorithm == "mesh") {
-    // Planned again for this network, as placed, and this GPU (scenario/plan_hardware.hpp).
-    const double chunk_tokens = static_cast<double>(problem.seq_len) / options.gpus;
-    checked = scenario::generate_checked(schedule_flags.algorithm, problem, options,
-                                         {hardware, &topology, network.placement, placement,
-                                          gpu.block_flops_per_s(problem.dtype, chunk_tokens)});
-  }
-
+  scenario::Scenario scenario{schedule_flags.algorithm, make_problem(problem_flags),
+                              make_options(problem_flags, schedule_flags), make_hardware(hardware_flags), {}, std::nullopt};
+  scenario.simulation = scenario::make_simulation(
+      scenario::SimulationText{flags.gpu, flags.calibration, flags.fidelity, flags.channels, flags.chunk}, scenario.hardware);
+  scenario.network = make_network(network_flags, scenario.options.gpus);
   const auto started = std::chrono::steady_clock::now();
-  sim::SimResult result = sim::simulate(schedule, *checked.grid, checked.analysis, topology, placement, gpu, sim_options);
+  const scenario::Evaluation evaluation = scenario::evaluate(scenario);
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const Schedule& schedule = evaluation.schedule();
+  const topo::Topology& topology = *evaluation.simulated_topology;
+  const sim::SimResult& result = *evaluation.simulation;
+  const topo::RankPlacement& chosen = evaluation.simulated_placement;
+  const sim::GpuProfile& gpu = scenario.simulation->gpu;
 
   if (!flags.trace.empty()) write_file(flags.trace, [&](std::ostream& out) { sim::write_chrome_trace(out, schedule, result); });
   if (!flags.ops_csv.empty()) write_file(flags.ops_csv, [&](std::ostream& out) { sim::write_ops_csv(out, schedule, result); });

@@ -7,8 +7,7 @@
 #include "table.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/problem.hpp"
-#include "tessera/topologies/description.hpp"
-#include "tessera/topologies/metrics.hpp"
+#include "tessera/scenario/network.hpp"
 
 namespace tessera::cli {
 

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(g++ cmake ninja-build make pkg-config
           nlohmann-json3-dev libcli11-dev catch2 libeigen3-dev libboost-graph-dev libboost-context-dev libyaml-cpp-dev
           qt6-base-dev qt6-charts-dev libqt6svg6-dev libqt6opengl6-dev libgl-dev
-          libopenmpi-dev openmpi-bin)
+          libopenmpi-dev openmpi-bin python3)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

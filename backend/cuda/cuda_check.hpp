@@ -32,4 +32,16 @@ inline int cuda_device_count() {
   return count;
 }
 
+// Restores the calling thread's current GPU when a scope ends, however it ends.
+class CurrentDeviceScope {
+ public:
+  CurrentDeviceScope() { cudaGetDevice(&device_); }
+  ~CurrentDeviceScope() { cudaSetDevice(device_); }
+  CurrentDeviceScope(const CurrentDeviceScope&) = delete;
+  CurrentDeviceScope& operator=(const CurrentDeviceScope&) = delete;
+
+ private:
+  int device_ = 0;
+};
+
 }  // namespace tessera::backend::cuda

@@ -1,4 +1,4 @@
-#include "cuda_executor.hpp"
+#include "tessera/backend/cuda/cuda_executor.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -12,8 +12,8 @@
 
 #include "attention_kernels.hpp"
 #include "cuda_check.hpp"
+#include "cuda_readiness.hpp"
 #include "tessera/backend/device_buffers.hpp"
-#include "tessera/core/error.hpp"
 #include "tessera/core/pair_count.hpp"
 #include "transport.hpp"
 #include "watchdog.hpp"
@@ -21,12 +21,6 @@
 namespace tessera::backend::cuda {
 
 namespace {
-
-std::string gigabytes(double bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f GB", bytes / 1e9);
-  return text;
-}
 
 ElementType element_of(DType dtype) {
   switch (dtype) {
@@ -74,10 +68,9 @@ class GroupScope {
 // Everything one run holds on the devices. Destroyed (and freed) when the run ends, also on error.
 class Run {
  public:
-  Run(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis, DeviceTransport& transport,
-      const ExecutorOptions& options)
-      : schedule_(schedule), grid_(grid), analysis_(analysis), problem_(schedule.problem), transport_(transport),
-        options_(options) {}
+  Run(const schedules::CheckedSchedule& checked, DeviceTransport& transport, const ExecutorOptions& options)
+      : schedule_(checked.schedule()), grid_(checked.grid()), analysis_(checked.analysis()), problem_(schedule_.problem),
+        transport_(transport), options_(options) {}
 
   ~Run() {
     for (int device : devices_) {
@@ -690,7 +683,7 @@ class Run {
 
   const Schedule& schedule_;
   const BlockGrid& grid_;
-  const ScheduleAnalysis& analysis_;
+  const schedules::ScheduleAnalysis& analysis_;
   const Problem& problem_;
   DeviceTransport& transport_;
   const ExecutorOptions& options_;
@@ -706,18 +699,6 @@ class Run {
   std::vector<size_t> collective_arrivals_ = std::vector<size_t>(schedule_.collectives.size(), 0);
 };
 
-// Restores the calling thread's current GPU when a run ends, however it ends.
-class CurrentDeviceScope {
- public:
-  CurrentDeviceScope() { cudaGetDevice(&device_); }
-  ~CurrentDeviceScope() { cudaSetDevice(device_); }
-  CurrentDeviceScope(const CurrentDeviceScope&) = delete;
-  CurrentDeviceScope& operator=(const CurrentDeviceScope&) = delete;
-
- private:
-  int device_ = 0;
-};
-
 int32_t first_driven_rank(const Schedule& schedule, const DeviceTransport& transport) {
   for (int32_t rank = 0; rank < schedule.gpus; ++rank)
     if (transport.drives(rank)) return rank;
@@ -729,16 +710,13 @@ class CudaExecutor final : public ScheduleExecutor {
   CudaExecutor(const ExecutorOptions& options, int devices) : options_(options), devices_(devices) {}
   std::string name() const override { return "cuda/" + to_string(options_.transport); }
 
-  void execute(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis,
-               AttentionTensors& tensors, ExecutionRecord& record) override {
+  Readiness can_run(const schedules::CheckedSchedule& checked) const override {
+    return cuda_readiness(checked, options_, devices_);
+  }
+
+  void execute(const schedules::CheckedSchedule& checked, AttentionTensors& tensors, ExecutionRecord& record) override {
     const auto started = std::chrono::steady_clock::now();
-    if (schedule.problem.head_dim > kMaxHeadDim || schedule.problem.head_dim_v > kMaxHeadDim)
-      throw UserError("--head-dim: the CUDA kernels support head dimensions up to " + std::to_string(kMaxHeadDim));
-    if (options_.transport == Transport::nccl && schedule.gpus > devices_)
-      throw BackendUnavailable("the nccl transport runs one rank per GPU: the schedule has " + std::to_string(schedule.gpus) +
-                               " ranks but " + std::to_string(devices_) + " GPUs are visible (use --transport local)");
-    if (schedule.gpus >= (1 << 20) || schedule.chunks() >= (1 << 20) || schedule.head_groups >= (1 << 16))
-      throw UserError("the CUDA executor runs at most 2^20 ranks and chunks and 2^16 head groups");
+    const Schedule& schedule = checked.schedule();
     std::unique_ptr<DeviceTransport> transport;
     switch (options_.transport) {
       case Transport::local: transport = make_local_transport(); break;
@@ -752,13 +730,12 @@ class CudaExecutor final : public ScheduleExecutor {
     // process's GPUs: under MPI the peers are then stopped at once.
     std::optional<Run> run;
     try {
-      check_memory(schedule, grid, *transport);
       cudaDeviceProp properties{};
       check_cuda(cudaGetDeviceProperties(&properties, transport->device_of(first_driven_rank(schedule, *transport))),
                  "reading the GPU's properties");
       record.device = std::string(properties.name) + " x" +
                       std::to_string(options_.transport == Transport::local ? 1 : schedule.gpus) + ", " + transport->name();
-      run.emplace(schedule, grid, analysis, *transport, options_);
+      run.emplace(checked, *transport, options_);
       run->execute(tensors, record);
     } catch (const std::exception& error) {
       transport->fail_everywhere(error.what());  // returns only where the caller may report it
@@ -768,31 +745,6 @@ class CudaExecutor final : public ScheduleExecutor {
   }
 
  private:
-  // Refuses, before allocating anything, a run that cannot fit.
-  void check_memory(const Schedule& schedule, const BlockGrid& grid, const DeviceTransport& transport) const {
-    const DeviceMemoryPlan plan = plan_device_memory(schedule, grid);
-    // Bytes each device this process uses must hold: every rank it drives.
-    std::map<int, int64_t> needed;
-    std::map<int, int32_t> ranks_on;
-    for (int32_t rank = 0; rank < schedule.gpus; ++rank) {
-      if (!transport.drives(rank)) continue;
-      needed[transport.device_of(rank)] += plan.rank_bytes[static_cast<size_t>(rank)];
-      ++ranks_on[transport.device_of(rank)];
-    }
-    for (const auto& [device, bytes] : needed) {
-      check_cuda(cudaSetDevice(device), "selecting GPU " + std::to_string(device));
-      size_t free_bytes = 0, total_bytes = 0;
-      check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "reading free GPU memory");
-      // Token positions (8 bytes a token) and document bounds come on top of the buffers.
-      const int64_t with_positions = bytes + schedule.problem.seq_len * 12;
-      if (static_cast<double>(with_positions) > 0.95 * static_cast<double>(free_bytes))
-        throw UserError("the schedule does not fit on GPU " + std::to_string(device) + ": it needs up to " +
-                        gigabytes(static_cast<double>(with_positions)) + " (" + std::to_string(ranks_on[device]) +
-                        " rank(s)) and " + gigabytes(static_cast<double>(free_bytes)) + " of " +
-                        gigabytes(static_cast<double>(total_bytes)) + " is free");
-    }
-  }
-
   ExecutorOptions options_;
   int devices_;
 };

@@ -6,7 +6,7 @@
 #include <atomic>
 
 #include "cuda_check.hpp"
-#include "tessera/backend/executor.hpp"
+#include "tessera/backend/readiness.hpp"
 
 #ifdef TESSERA_WITH_MPI
 #include <mpi.h>
@@ -105,37 +105,11 @@ void check_mpi(int status, const std::string& what) {
 class MpiNcclTransport final : public DeviceTransport {
  public:
   explicit MpiNcclTransport(int32_t ranks) {
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (!initialized) {
-      int provided = 0;
-      check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
-      std::atexit([] {
-        int finalized = 0;
-        MPI_Finalized(&finalized);
-        if (!finalized) MPI_Finalize();
-      });
-    }
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &size_);
-    if (size_ != ranks)
-      throw BackendUnavailable("the mpi transport runs one process per rank: the schedule has " + std::to_string(ranks) +
-                               " ranks but mpirun started " + std::to_string(size_) + " processes");
+    const MpiProcess process = join_mpi();
+    rank_ = process.rank;
+    size_ = process.size;
     try {
-      // Processes on one machine take its GPUs in turn: the rank among them picks the GPU.
-      MPI_Comm node = MPI_COMM_NULL;
-      check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
-                "grouping the processes by machine");
-      int node_rank = 0, node_size = 1;
-      MPI_Comm_rank(node, &node_rank);
-      MPI_Comm_size(node, &node_size);
-      MPI_Comm_free(&node);
-      const int devices = cuda_device_count();
-      if (devices == 0) throw BackendUnavailable("MPI process " + std::to_string(rank_) + " sees no CUDA GPU");
-      if (node_size > devices)
-        throw BackendUnavailable(std::to_string(node_size) + " MPI processes share a machine with " + std::to_string(devices) +
-                                 " GPU(s); NCCL needs one GPU per process");
-      device_ = node_rank;
+      device_ = process.node_rank;
       check_cuda(cudaSetDevice(device_), "selecting this process's GPU");
       ncclUniqueId id{};
       if (rank_ == 0) check_nccl(ncclGetUniqueId(&id), "creating the NCCL id");
@@ -204,6 +178,48 @@ class MpiNcclTransport final : public DeviceTransport {
 #endif
 
 }  // namespace
+
+MpiProcess join_mpi() {
+#ifdef TESSERA_WITH_MPI
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+    std::atexit([] {
+      int finalized = 0;
+      MPI_Finalized(&finalized);
+      if (!finalized) MPI_Finalize();
+    });
+  }
+  MpiProcess process;
+  MPI_Comm_rank(MPI_COMM_WORLD, &process.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &process.size);
+  // Processes on one machine take its GPUs in turn: the rank among them picks the GPU.
+  MPI_Comm node = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, process.rank, MPI_INFO_NULL, &node),
+            "grouping the processes by machine");
+  MPI_Comm_rank(node, &process.node_rank);
+  MPI_Comm_size(node, &process.node_size);
+  MPI_Comm_free(&node);
+  return process;
+#else
+  throw BackendUnavailable("this build has no MPI (Open MPI was not found when it was configured)");
+#endif
+}
+
+int refusing_process([[maybe_unused]] bool refuses) {
+#ifdef TESSERA_WITH_MPI
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const int mine = refuses ? rank : -1;
+  int highest = -1;
+  check_mpi(MPI_Allreduce(&mine, &highest, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "agreeing whether the run can go ahead");
+  return highest;
+#else
+  throw BackendUnavailable("this build has no MPI (Open MPI was not found when it was configured)");
+#endif
+}
 
 std::unique_ptr<DeviceTransport> make_mpi_transport([[maybe_unused]] int32_t ranks) {
 #ifdef TESSERA_WITH_MPI

@@ -54,11 +54,25 @@ class DeviceTransport {
   virtual bool reporting() const { return true; }
 };
 
+// This process under mpirun: its rank among all processes, and among those on its machine
+// (which picks its GPU: rank r on a machine uses visible device r).
+struct MpiProcess {
+  int rank = 0, size = 1;
+  int node_rank = 0, node_size = 1;
+};
+// Initialises MPI if nobody has (finalised at exit) and says who this process is. Throws
+// BackendUnavailable without MPI in the build.
+MpiProcess join_mpi();
+// A collective: every process says whether it refuses a run; returns the highest rank of a
+// process that refuses, or -1 when none does.
+int refusing_process(bool refuses);
+
 std::unique_ptr<DeviceTransport> make_local_transport();
 // Needs `ranks` visible devices; initialises one communicator per device (ncclCommInitAll).
 std::unique_ptr<DeviceTransport> make_nccl_transport(int32_t ranks);
-// Needs MPI (initialised here if it is not yet) with one process per rank; rank r uses
-// visible device r mod (visible devices). Throws BackendUnavailable without MPI in the build.
+// Needs MPI with one process per rank and a GPU for each process of a machine (what
+// cuda_readiness checks); the process uses the GPU of its node rank. Throws BackendUnavailable
+// without MPI in the build.
 std::unique_ptr<DeviceTransport> make_mpi_transport(int32_t ranks);
 
 }  // namespace tessera::backend::cuda

@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <memory>
 #include <tuple>
 
+#include "tessera/backend/reference.hpp"
 #include "tessera/core/data_size.hpp"
 #include "tessera/core/error.hpp"
-#include "tessera/costmodel/checker.hpp"
-#include "tessera/costmodel/generators.hpp"
+#include "tessera/schedules/checker.hpp"
+#include "tessera/schedules/generators.hpp"
 
 namespace tessera::backend {
 
@@ -22,29 +22,24 @@ double median(std::vector<double> values) {
 // A checked ring schedule of full blocks over `side` tokens on `ranks` ranks, with inputs (and,
 // for backward passes, a forward's O and LSE: any consistent values do for timing).
 struct TimingRun {
-  Schedule schedule;
-  std::unique_ptr<BlockGrid> grid;
-  ScheduleAnalysis analysis;
+  schedules::CheckedSchedule checked;
   AttentionTensors inputs;
 };
 
-TimingRun timing_run(Problem problem, int64_t side, int32_t ranks, Pass pass) {
+TimingRun timing_run(const ScheduleExecutor& executor, Problem problem, int64_t side, int32_t ranks, Pass pass) {
   problem.seq_len = side;
   problem.mask = Mask{};
   problem.mask.kind = MaskKind::full;
   problem.pass = pass;
-  GeneratorOptions options;
+  schedules::GeneratorOptions options;
   options.gpus = ranks;
-  TimingRun run;
-  run.schedule = generate_schedule("ring", problem, options);
-  run.grid = std::make_unique<BlockGrid>(run.schedule.problem, run.schedule.layout, run.schedule.chunks());
-  CheckResult check = check_schedule(run.schedule, *run.grid);
-  if (!check.ok()) throw std::runtime_error("calibration schedule is invalid: " + check.violation);
-  run.analysis = std::move(check.analysis);
-  run.inputs = random_inputs(run.schedule.problem, 7);
+  TimingRun run{schedules::generate_checked("ring", problem, options), {}};
+  require_ready(executor.can_run(run.checked));
+  const Problem& generated = run.checked.schedule().problem;
+  run.inputs = random_inputs(generated, 7);
   if (pass == Pass::backward) {
     AttentionTensors forward = run.inputs;
-    Problem forward_problem = run.schedule.problem;
+    Problem forward_problem = generated;
     forward_problem.pass = Pass::forward;
     dense_attention(forward_problem, forward, false);
     run.inputs.out = forward.out;
@@ -59,10 +54,11 @@ double median_op_time(ScheduleExecutor& executor, const TimingRun& run, OpKind k
   for (int repeat = 0; repeat < repeats + 1; ++repeat) {
     AttentionTensors tensors = run.inputs;
     ExecutionRecord record;
-    executor.execute(run.schedule, *run.grid, run.analysis, tensors, record);
+    executor.execute(run.checked, tensors, record);
+    const Schedule& schedule = run.checked.schedule();
     double seconds = 0;
-    for (size_t index = 0; index < run.schedule.ops.size(); ++index)
-      if (run.schedule.ops[index].kind == kind) seconds += record.op_finish_s[index] - record.op_start_s[index];
+    for (size_t index = 0; index < schedule.ops.size(); ++index)
+      if (schedule.ops[index].kind == kind) seconds += record.op_finish_s[index] - record.op_start_s[index];
     if (repeat > 0) times.push_back(seconds);  // the first run warms caches (and the GPU)
   }
   return median(times);
@@ -70,18 +66,19 @@ double median_op_time(ScheduleExecutor& executor, const TimingRun& run, OpKind k
 
 // Median time of the compute op of a one-rank schedule over one full block of `side` tokens.
 double time_block(ScheduleExecutor& executor, const Problem& problem, int64_t side, Pass pass, int repeats) {
-  return median_op_time(executor, timing_run(problem, side, 1, pass), OpKind::compute, repeats);
+  return median_op_time(executor, timing_run(executor, problem, side, 1, pass), OpKind::compute, repeats);
 }
 
 // Merges of a 4-rank ring backward over `side` tokens (the key/value gradients come home): the
 // bytes the simulator's merge model charges (3 x the partials' bytes) over the measured time.
 double merge_rate(ScheduleExecutor& executor, const Problem& problem, int64_t side, int repeats) {
-  const TimingRun run = timing_run(problem, side, 4, Pass::backward);
+  const TimingRun run = timing_run(executor, problem, side, 4, Pass::backward);
+  const Schedule& schedule = run.checked.schedule();
   double bytes = 0;
-  for (const Op& op : run.schedule.ops)
+  for (const Op& op : schedule.ops)
     if (op.kind == OpKind::merge)
-      for (const DataItem& item : run.schedule.items_of(op))
-        bytes += 3.0 * static_cast<double>(item_bytes(run.schedule, *run.grid, item));
+      for (const DataItem& item : schedule.items_of(op))
+        bytes += 3.0 * static_cast<double>(item_bytes(schedule, run.checked.grid(), item));
   const double seconds = median_op_time(executor, run, OpKind::merge, repeats);
   return seconds > 0 ? bytes / seconds : 0;
 }
@@ -90,19 +87,20 @@ double merge_rate(ScheduleExecutor& executor, const Problem& problem, int64_t si
 // each KV transfer, timed from the later of its send's and recv's starts.
 std::vector<std::pair<double, double>> transfer_times(ScheduleExecutor& executor, const Problem& problem, int64_t side,
                                                       int repeats) {
-  const TimingRun run = timing_run(problem, 2 * side, 2, Pass::forward);
+  const TimingRun run = timing_run(executor, problem, 2 * side, 2, Pass::forward);
+  const Schedule& schedule = run.checked.schedule();
   std::vector<std::pair<double, double>> samples;
   for (int repeat = 0; repeat < repeats + 1; ++repeat) {
     AttentionTensors tensors = run.inputs;
     ExecutionRecord record;
-    executor.execute(run.schedule, *run.grid, run.analysis, tensors, record);
+    executor.execute(run.checked, tensors, record);
     if (repeat == 0) continue;
-    for (size_t index = 0; index < run.schedule.ops.size(); ++index) {
-      const Op& op = run.schedule.ops[index];
+    for (size_t index = 0; index < schedule.ops.size(); ++index) {
+      const Op& op = schedule.ops[index];
       if (op.kind != OpKind::recv) continue;
       double bytes = 0;
-      for (const DataItem& item : run.schedule.items_of(op)) bytes += static_cast<double>(item_bytes(run.schedule, *run.grid, item));
-      const auto partner = static_cast<size_t>(run.analysis.partner[index]);
+      for (const DataItem& item : schedule.items_of(op)) bytes += static_cast<double>(item_bytes(schedule, run.checked.grid(), item));
+      const auto partner = static_cast<size_t>(run.checked.analysis().partner[index]);
       const double begin_s = std::max(record.op_start_s[index], record.op_start_s[partner]);
       samples.emplace_back(bytes, std::max(0.0, record.op_finish_s[index] - begin_s));
     }
@@ -214,31 +212,27 @@ ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& 
   return calibration;
 }
 
-nlohmann::json calibration_json(const ComputeCalibration& calibration, const std::string& device, const Problem& shape) {
-  nlohmann::json blocks = nlohmann::json::array();
-  for (const auto& block : calibration.blocks)
-    blocks.push_back({{"side_tokens", block.side_tokens}, {"flops", block.flops}, {"forward_s", block.forward_s},
-                      {"backward_s", block.backward_s}});
-  const std::string peak_field = shape.dtype == DType::fp32 ? "peak_flops_per_s_fp32" : "peak_flops_per_s_16bit";
-  nlohmann::json json = {{"gpu", "h100"},
-          {"device", device},
-          {peak_field, calibration.peak_flops_per_s},
-          {"max_efficiency", 1.0},
-          {"half_efficiency_tokens", calibration.half_efficiency_tokens},
-          {"launch_overhead_s", calibration.launch_overhead_s},
-          {"backward_rate_ratio", calibration.backward_rate_ratio},
-          {"measured",
-           {{"heads", shape.heads},
-            {"head_dim", shape.head_dim},
-            {"dtype", to_string(shape.dtype)},
-            {"blocks", blocks},
-            {"backward_over_forward", calibration.backward_over_forward},
-            {"largest_block_flops_per_s", calibration.largest_block_flops_per_s}}}};
-  if (calibration.merge_bytes_per_s > 0) json["hbm_bytes_per_s"] = calibration.merge_bytes_per_s;
-  // Not part of the GPU profile: `tessera validate` uses them for its uniform network.
-  if (calibration.link_bytes_per_s > 0)
-    json["link"] = {{"bytes_per_s", calibration.link_bytes_per_s}, {"latency_s", calibration.link_latency_s}};
-  return json;
+CalibrationFile calibration_file(const ComputeCalibration& calibration, const std::string& device, const Problem& shape) {
+  CalibrationFile file;
+  file.gpu = "h100";
+  file.device = device;
+  (shape.dtype == DType::fp32 ? file.peak_flops_per_s_fp32 : file.peak_flops_per_s_16bit) = calibration.peak_flops_per_s;
+  file.max_efficiency = 1.0;  // folded into the fitted rate
+  file.half_efficiency_tokens = calibration.half_efficiency_tokens;
+  file.launch_overhead_s = calibration.launch_overhead_s;
+  file.backward_rate_ratio = calibration.backward_rate_ratio;
+  if (calibration.merge_bytes_per_s > 0) file.hbm_bytes_per_s = calibration.merge_bytes_per_s;
+  // Not part of the GPU profile: `tessera validate` uses it for its uniform network.
+  if (calibration.link_bytes_per_s > 0) file.link = CalibratedLink{calibration.link_bytes_per_s, calibration.link_latency_s};
+  CalibrationRecord measured;
+  measured.heads = shape.heads;
+  measured.head_dim = shape.head_dim;
+  measured.dtype = to_string(shape.dtype);
+  measured.blocks = calibration.blocks;
+  measured.backward_over_forward = calibration.backward_over_forward;
+  measured.largest_block_flops_per_s = calibration.largest_block_flops_per_s;
+  file.measured = measured;
+  return file;
 }
 
 }  // namespace tessera::backend

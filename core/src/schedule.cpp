@@ -55,6 +55,8 @@ std::string to_string(CollectiveKind kind) {
     case CollectiveKind::reduce_scatter: return "reduce-scatter";
     case CollectiveKind::all_to_all: return "all-to-all";
     case CollectiveKind::permute: return "permute";
+    case CollectiveKind::all_reduce: return "all-reduce";
+    case CollectiveKind::send_recv: return "send-recv";
   }
   return "?";
 }
@@ -195,6 +197,36 @@ void ScheduleBuilder::collective_op(int32_t gpu, int32_t stream_index, int32_t c
   op.stream = stream_index;
   op.peer = collective;
   schedule_.ops.push_back(op);
+}
+
+TileShape parse_tile(const std::string& text) {
+  auto cross = text.find_first_of("xX");
+  auto number = [&](const std::string& part) -> int32_t {
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 9)
+      throw UserError("tile '" + text + "' is not of the form AxB with positive integers (e.g. 8x16)");
+    int32_t value = std::stoi(part);
+    if (value <= 0) throw UserError("tile '" + text + "' has a zero side; expected positive integers (e.g. 8x16)");
+    return value;
+  };
+  if (cross == std::string::npos)
+    throw UserError("tile '" + text + "' is not of the form AxB with positive integers (e.g. 8x16)");
+  return TileShape{number(text.substr(0, cross)), number(text.substr(cross + 1))};
+}
+
+std::string to_string(const TileShape& tile) { return std::to_string(tile.first) + "x" + std::to_string(tile.second); }
+
+Schedule Schedule::identity() const {
+  Schedule identity;
+  identity.algorithm = algorithm;
+  identity.variant = variant;
+  identity.tile = tile;
+  identity.problem = problem;
+  identity.layout = layout;
+  identity.gpus = gpus;
+  identity.head_groups = head_groups;
+  identity.stream_names = stream_names;
+  identity.stream_buffers = stream_buffers;
+  return identity;
 }
 
 }  // namespace tessera

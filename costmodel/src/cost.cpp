@@ -5,9 +5,17 @@
 #include <unordered_map>
 
 #include "tessera/core/data_size.hpp"
-#include "tessera/costmodel/op_data.hpp"
+#include "tessera/schedules/op_data.hpp"
 
-namespace tessera {
+namespace tessera::costmodel {
+
+using schedules::Access;
+using schedules::DataAccess;
+using schedules::ScheduleAnalysis;
+using schedules::item_slot;
+using schedules::item_slot_count;
+using schedules::op_data;
+using schedules::OpData;
 
 namespace {
 
@@ -136,8 +144,10 @@ std::vector<MemoryPeak> peak_memory(const Schedule& schedule, const BlockGrid& g
 int64_t GpuCost::received_total() const { return sum(received_bytes); }
 int64_t GpuCost::sent_total() const { return sum(sent_bytes); }
 
-CostReport cost_schedule(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis,
-                         const Hardware& hardware, const NetworkModel* network) {
+CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardware& hardware, const NetworkModel* network) {
+  const Schedule& schedule = checked.schedule();
+  const BlockGrid& grid = checked.grid();
+  const ScheduleAnalysis& analysis = checked.analysis();
   const UniformNetwork uniform(hardware.link_latency_s, hardware.link_bytes_per_s);
   if (network == nullptr) network = &uniform;
   CostReport report;
@@ -304,4 +314,4 @@ CostReport cost_schedule(const Schedule& schedule, const BlockGrid& grid, const 
   return report;
 }
 
-}  // namespace tessera
+}  // namespace tessera::costmodel

@@ -7,7 +7,7 @@
 
 #include "tessera/core/data_size.hpp"
 
-namespace tessera {
+namespace tessera::costmodel {
 
 namespace {
 
@@ -242,4 +242,4 @@ TimeLowerBound time_lower_bound(const Schedule& schedule, const BlockGrid& grid,
                           receive_bytes_per_s);
 }
 
-}  // namespace tessera
+}  // namespace tessera::costmodel

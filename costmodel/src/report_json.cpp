@@ -1,8 +1,8 @@
 #include "tessera/costmodel/report_json.hpp"
 
-#include "tessera/core/schedule_json.hpp"
+#include "tessera/schedules/schedule_json.hpp"
 
-namespace tessera {
+namespace tessera::costmodel {
 
 using nlohmann::json;
 
@@ -34,7 +34,7 @@ json cost_report_to_json(const Schedule& schedule, const CostReport& report, boo
   out["layout"] = to_string(schedule.layout);
   out["gpus"] = schedule.gpus;
   out["head_groups"] = schedule.head_groups;
-  out["problem"] = problem_to_json(schedule.problem);
+  out["problem"] = schedules::problem_to_json(schedule.problem);
   out["recv_bytes_max"] = report.recv_bytes_max;
   int64_t received_total = 0;
   for (const auto& gpu : report.gpus) received_total += gpu.received_total();
@@ -86,4 +86,4 @@ json cost_report_to_json(const Schedule& schedule, const CostReport& report, boo
   return out;
 }
 
-}  // namespace tessera
+}  // namespace tessera::costmodel

@@ -24,7 +24,7 @@
 #include "models/link_table_model.hpp"
 #include "models/timeline_model.hpp"
 #include "tessera/core/error.hpp"
-#include "tessera/sim/trace.hpp"
+#include "tessera/scenario/simulation.hpp"
 #include "widgets/assignment_matrix_view.hpp"
 #include "widgets/compare_view.hpp"
 #include "widgets/network_view.hpp"

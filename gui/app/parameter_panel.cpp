@@ -8,11 +8,15 @@
 #include <QLineEdit>
 #include <QVBoxLayout>
 
-#include "tessera/costmodel/generators.hpp"
-#include "tessera/sim/gpu_profile.hpp"
-#include "tessera/topologies/description.hpp"
+#include "tessera/schedules/generators.hpp"
+#include "tessera/scenario/network.hpp"
+#include "tessera/scenario/simulation.hpp"
 
 namespace tessera::gui {
+
+using schedules::GeneratorInfo;
+using schedules::factor_pairs;
+using schedules::list_generators;
 
 namespace {
 

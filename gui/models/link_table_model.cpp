@@ -19,7 +19,7 @@ LinkTableModel::LinkTableModel(QObject* parent) : QAbstractTableModel(parent) {}
 void LinkTableModel::setResult(std::shared_ptr<const ScenarioResult> result) {
   beginResetModel();
   result_ = std::move(result);
-  edges_ = result_ ? static_cast<int>(result_->topology.edges.size()) : 0;
+  edges_ = result_ ? result_->topology.link_count() : 0;
   max_bytes_ = max_utilization_ = 0;
   for (int edge = 0; edge < edges_; ++edge) {
     max_bytes_ = std::max(max_bytes_, bytes(edge));
@@ -35,7 +35,7 @@ double LinkTableModel::bytes(int edge) const {
 
 double LinkTableModel::utilization(int edge) const {
   const topo::Topology& topology = result_->topology;
-  const int resource = topology.graph[topology.edges[static_cast<size_t>(edge)]].resource;
+  const int resource = topology.link(edge).resource;
   const auto& resources = result_->sim.resources;
   if (resource < 0 || resource >= static_cast<int>(resources.size())) return 0;
   return resources[static_cast<size_t>(resource)].utilization;
@@ -43,9 +43,9 @@ double LinkTableModel::utilization(int edge) const {
 
 QString LinkTableModel::toolTip(int edge) const {
   const topo::Topology& topology = result_->topology;
-  const topo::LinkInfo& link = topology.graph[topology.edges[static_cast<size_t>(edge)]];
+  const topo::LinkInfo& link = topology.link(edge);
   return QString("%1\n%2 link, %3 GB/s, %4 µs\nrouted: %5\nutilisation: %6 % of the makespan")
-      .arg(QString::fromStdString(edge_name(topology, edge)), QString::fromStdString(topo::to_string(link.link_class)))
+      .arg(QString::fromStdString(topology.link_name(edge)), QString::fromStdString(topo::to_string(link.link_class)))
       .arg(link.bytes_per_s / 1e9, 0, 'f', 1)
       .arg(link.latency_s * 1e6, 0, 'f', 2)
       .arg(format_bytes(bytes(edge)))
@@ -59,14 +59,13 @@ QVariant LinkTableModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= edges_ || index.column() >= ColumnCount) return {};
   const int edge = index.row();
   const topo::Topology& topology = result_->topology;
-  const auto id = topology.edges[static_cast<size_t>(edge)];
-  const topo::LinkInfo& link = topology.graph[id];
-  const auto source = boost::source(id, topology.graph), target = boost::target(id, topology.graph);
+  const topo::LinkInfo& link = topology.link(edge);
+  const int32_t source = topology.link_source(edge), target = topology.link_target(edge);
   switch (role) {
     case Qt::DisplayRole:
       switch (index.column()) {
-        case FromColumn: return QString::fromStdString(topology.graph[source].name);
-        case ToColumn: return QString::fromStdString(topology.graph[target].name);
+        case FromColumn: return QString::fromStdString(topology.vertex(source).name);
+        case ToColumn: return QString::fromStdString(topology.vertex(target).name);
         case ClassColumn: return QString::fromStdString(topo::to_string(link.link_class));
         case BandwidthColumn: return QString::number(link.bytes_per_s / 1e9, 'f', 1) + " GB/s";
         case BytesColumn: return format_bytes(bytes(edge));

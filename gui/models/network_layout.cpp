@@ -14,13 +14,13 @@ void place_on_circle(NetworkLayout& layout, const topo::Topology& topology) {
   for (int gpu = 0; gpu < gpus; ++gpu) {
     // GPU 0 at the top, clockwise.
     const double angle = 2 * std::numbers::pi * gpu / std::max(gpus, 1) - std::numbers::pi / 2;
-    layout.vertex_positions[topology.gpu_vertices[static_cast<size_t>(gpu)]] =
+    layout.vertex_positions[static_cast<size_t>(topology.gpu_vertex(gpu))] =
         QPointF(0.5 + 0.42 * std::cos(angle), 0.5 + 0.42 * std::sin(angle));
   }
   // Anything else (the one switch) sits in the middle.
-  const auto& graph = topology.graph;
-  for (size_t vertex = 0; vertex < boost::num_vertices(graph); ++vertex)
-    if (graph[vertex].kind != topo::VertexKind::gpu) layout.vertex_positions[vertex] = QPointF(0.5, 0.5);
+  for (int32_t vertex = 0; vertex < topology.vertex_count(); ++vertex)
+    if (topology.vertex(vertex).kind != topo::VertexKind::gpu)
+      layout.vertex_positions[static_cast<size_t>(vertex)] = QPointF(0.5, 0.5);
 }
 
 void place_on_grid(NetworkLayout& layout, const topo::Topology& topology) {
@@ -38,14 +38,13 @@ void place_on_grid(NetworkLayout& layout, const topo::Topology& topology) {
     const int x = gpu % columns, y = (gpu / columns) % rows, plane = gpu / (columns * rows);
     const double px = plane * plane_width + plane_width * (0.15 + 0.7 * (columns > 1 ? double(x) / (columns - 1) : 0.5));
     const double py = 0.1 + plane * plane_drop + height * (rows > 1 ? double(y) / (rows - 1) : 0.5);
-    layout.vertex_positions[topology.gpu_vertices[static_cast<size_t>(gpu)]] = QPointF(px, py);
+    layout.vertex_positions[static_cast<size_t>(topology.gpu_vertex(gpu))] = QPointF(px, py);
   }
 }
 
 // Layers from the top: spines, leaves, (plain switches), NICs, NVSwitches, GPUs. Within a
 // layer, vertices of one server sit together under that server's span of the width.
 void place_in_layers(NetworkLayout& layout, const topo::Topology& topology) {
-  const auto& graph = topology.graph;
   auto layer_of = [](topo::VertexKind kind) {
     switch (kind) {
       case topo::VertexKind::spine: return 0;
@@ -57,20 +56,20 @@ void place_in_layers(NetworkLayout& layout, const topo::Topology& topology) {
     }
     return 2;
   };
-  std::map<int, std::vector<size_t>> layers;
-  for (size_t vertex = 0; vertex < boost::num_vertices(graph); ++vertex)
-    layers[layer_of(graph[vertex].kind)].push_back(vertex);
+  std::map<int, std::vector<int32_t>> layers;
+  for (int32_t vertex = 0; vertex < topology.vertex_count(); ++vertex)
+    layers[layer_of(topology.vertex(vertex).kind)].push_back(vertex);
   // Keep server order, then insertion order, so GPUs, their NVSwitch and NICs line up.
   for (auto& [layer, vertices] : layers)
     std::stable_sort(vertices.begin(), vertices.end(),
-                     [&](size_t a, size_t b) { return graph[a].node < graph[b].node; });
+                     [&](int32_t a, int32_t b) { return topology.vertex(a).node < topology.vertex(b).node; });
   const int used_layers = static_cast<int>(layers.size());
   int row = 0;
   for (const auto& [layer, vertices] : layers) {
     const double y = used_layers > 1 ? 0.08 + 0.84 * row / (used_layers - 1) : 0.5;  // y down: spines on top
     const size_t count = vertices.size();
     for (size_t k = 0; k < count; ++k)
-      layout.vertex_positions[vertices[k]] = QPointF((static_cast<double>(k) + 0.5) / static_cast<double>(count), y);
+      layout.vertex_positions[static_cast<size_t>(vertices[k])] = QPointF((static_cast<double>(k) + 0.5) / static_cast<double>(count), y);
     ++row;
   }
 }
@@ -79,7 +78,7 @@ void place_in_layers(NetworkLayout& layout, const topo::Topology& topology) {
 
 NetworkLayout layout_network(const topo::Topology& topology) {
   NetworkLayout layout;
-  layout.vertex_positions.assign(boost::num_vertices(topology.graph), QPointF(0.5, 0.5));
+  layout.vertex_positions.assign(static_cast<size_t>(topology.vertex_count()), QPointF(0.5, 0.5));
   switch (topology.shape) {
     case topo::TopologyShape::ring:
     case topo::TopologyShape::fully_connected:

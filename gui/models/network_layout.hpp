@@ -7,12 +7,12 @@
 
 #include <vector>
 
-#include "tessera/topologies/topology.hpp"
+#include "tessera/scenario/network.hpp"
 
 namespace tessera::gui {
 
 struct NetworkLayout {
-  std::vector<QPointF> vertex_positions;  // by Boost vertex index
+  std::vector<QPointF> vertex_positions;  // by vertex index (Topology::vertex)
   bool curved_edges = false;              // tori: draw wrap-around links as arcs
 };
 

@@ -2,7 +2,8 @@
 // One run of the GUI's pipeline, off the GUI thread: parse the session's text fields,
 // generate and check the schedule, build the network and place the ranks, route the traffic
 // (bytes per link), simulate, cost every candidate schedule of the problem for the Compare
-// view. The same library calls as `tessera simulate` and `tessera plan --model analytic`.
+// view. scenario::evaluate and scenario::plan, as `tessera simulate` and `tessera plan
+// --model analytic` call them.
 // No Qt here beyond the session type: the result is plain data the models read.
 #include <atomic>
 #include <cstdint>
@@ -15,12 +16,7 @@
 #include "models/session.hpp"
 #include "tessera/core/block_grid.hpp"
 #include "tessera/core/schedule.hpp"
-#include "tessera/costmodel/analysis.hpp"
-#include "tessera/costmodel/cost.hpp"
-#include "tessera/sim/gpu_profile.hpp"
-#include "tessera/sim/simulator.hpp"
-#include "tessera/topologies/link_loads.hpp"
-#include "tessera/topologies/topology.hpp"
+#include "tessera/scenario/evaluate.hpp"
 
 namespace tessera::gui {
 
@@ -37,13 +33,13 @@ struct ScenarioResult {
   Session session;
   Schedule schedule;
   std::shared_ptr<const BlockGrid> grid;
-  ScheduleAnalysis analysis;
+  schedules::ScheduleAnalysis analysis;
   topo::Topology topology;
   std::vector<int32_t> placement;   // schedule rank -> topology GPU
   topo::LinkLoads link_loads;       // bytes per directed edge, routed
   sim::GpuProfile gpu;
   sim::SimResult sim;
-  CostReport cost;                  // analytical, for the summary line
+  costmodel::CostReport cost;                  // analytical, for the summary line
   std::vector<CompareRow> compare;
   std::vector<std::string> compare_skipped;  // "ulysses: heads 32 not divisible by 64 GPUs"
   double wall_s = 0;                         // how long the whole run took
@@ -69,8 +65,5 @@ inline constexpr int32_t kMaxGpus = 1024;
 // Throws UserError for bad or impossible parameters (the message names the field), and
 // RunCancelled. Anything else is a bug in a library.
 std::shared_ptr<const ScenarioResult> run_scenario(const Session& session, const RunControl& control = {});
-
-// "gpu3->node0.nvswitch"
-std::string edge_name(const topo::Topology& topology, int32_t edge);
 
 }  // namespace tessera::gui

@@ -80,9 +80,8 @@ double NetworkView::maxValue() const {
 // The two directions of a cable are drawn side by side, each shifted to its right.
 QPointF NetworkView::edgeOffset(int edge) const {
   const topo::Topology& topology = model_->result()->topology;
-  const auto id = topology.edges[static_cast<size_t>(edge)];
-  const QPointF a = vertexPosition(static_cast<int>(boost::source(id, topology.graph)));
-  const QPointF b = vertexPosition(static_cast<int>(boost::target(id, topology.graph)));
+  const QPointF a = vertexPosition(topology.link_source(edge));
+  const QPointF b = vertexPosition(topology.link_target(edge));
   const QPointF d = b - a;
   const double length = std::hypot(d.x(), d.y());
   if (length == 0) return {};
@@ -98,20 +97,18 @@ void NetworkView::paintEvent(QPaintEvent*) {
     return;
   }
   const topo::Topology& topology = result->topology;
-  const auto& graph = topology.graph;
   const double max_value = maxValue();
-  const int edges = static_cast<int>(topology.edges.size());
+  const int edges = topology.link_count();
   // Quiet links first, busy ones on top.
   std::vector<int> order(static_cast<size_t>(edges));
   for (int edge = 0; edge < edges; ++edge) order[static_cast<size_t>(edge)] = edge;
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return edgeValue(a) < edgeValue(b); });
   const double unit = std::min(width(), height()) / 100.0;
   for (int edge : order) {
-    const auto id = topology.edges[static_cast<size_t>(edge)];
     const double fraction = max_value > 0 ? edgeValue(edge) / max_value : 0.0;
     const QPointF offset = edgeOffset(edge);
-    const QPointF a = vertexPosition(static_cast<int>(boost::source(id, graph))) + offset;
-    const QPointF b = vertexPosition(static_cast<int>(boost::target(id, graph))) + offset;
+    const QPointF a = vertexPosition(topology.link_source(edge)) + offset;
+    const QPointF b = vertexPosition(topology.link_target(edge)) + offset;
     painter.setPen(QPen(heat_color(fraction), 0.6 + fraction * std::max(2.0, unit * 0.9), Qt::SolidLine, Qt::RoundCap));
     const QPointF d = b - a;
     const double length = std::hypot(d.x(), d.y());
@@ -134,9 +131,9 @@ void NetworkView::paintEvent(QPaintEvent*) {
   for (size_t rank = 0; rank < result->placement.size(); ++rank)
     rank_of_gpu[static_cast<size_t>(result->placement[rank])] = static_cast<int>(rank);
   const double radius = std::clamp(unit * 1.1, 3.0, 12.0);
-  for (size_t vertex = 0; vertex < boost::num_vertices(graph); ++vertex) {
-    const topo::VertexInfo& info = graph[vertex];
-    const QPointF p = vertexPosition(static_cast<int>(vertex));
+  for (int32_t vertex = 0; vertex < topology.vertex_count(); ++vertex) {
+    const topo::VertexInfo& info = topology.vertex(vertex);
+    const QPointF p = vertexPosition(vertex);
     if (info.kind == topo::VertexKind::gpu) {
       const int rank = rank_of_gpu[static_cast<size_t>(info.gpu)];
       painter.setPen(QPen(Qt::black, 0.5));
@@ -170,11 +167,10 @@ int NetworkView::edgeAt(QPointF position) const {
   const topo::Topology& topology = result->topology;
   int best = -1;
   double best_distance = 5.0;  // pixels
-  for (int edge = 0; edge < static_cast<int>(topology.edges.size()); ++edge) {
-    const auto id = topology.edges[static_cast<size_t>(edge)];
+  for (int edge = 0; edge < topology.link_count(); ++edge) {
     const QPointF offset = edgeOffset(edge);
-    const double distance = distance_to_segment(position, vertexPosition(static_cast<int>(boost::source(id, topology.graph))) + offset,
-                                                vertexPosition(static_cast<int>(boost::target(id, topology.graph))) + offset);
+    const double distance = distance_to_segment(position, vertexPosition(topology.link_source(edge)) + offset,
+                                                vertexPosition(topology.link_target(edge)) + offset);
     if (distance < best_distance) {
       best_distance = distance;
       best = edge;
@@ -198,8 +194,8 @@ void NetworkView::mousePressEvent(QMouseEvent* event) {
   const ScenarioResult* result = model_->result();
   const int vertex = vertexAt(event->position());
   int rank = -1;
-  if (result && vertex >= 0 && result->topology.graph[static_cast<size_t>(vertex)].kind == topo::VertexKind::gpu) {
-    const int gpu = result->topology.graph[static_cast<size_t>(vertex)].gpu;
+  if (result && vertex >= 0 && result->topology.vertex(vertex).kind == topo::VertexKind::gpu) {
+    const int gpu = result->topology.vertex(vertex).gpu;
     for (size_t r = 0; r < result->placement.size(); ++r)
       if (result->placement[r] == gpu) rank = static_cast<int>(r);
   }
@@ -214,7 +210,7 @@ bool NetworkView::event(QEvent* event) {
     const int vertex = vertexAt(help->pos());
     QString text;
     if (result && vertex >= 0) {
-      const topo::VertexInfo& info = result->topology.graph[static_cast<size_t>(vertex)];
+      const topo::VertexInfo& info = result->topology.vertex(vertex);
       text = QString::fromStdString(info.name + " (" + topo::to_string(info.kind) + ")");
       if (info.kind == topo::VertexKind::gpu)
         for (size_t rank = 0; rank < result->placement.size(); ++rank)

@@ -4,12 +4,15 @@
 #include <cmath>
 #include <limits>
 
-#include "tessera/costmodel/plan_hardware.hpp"
 #include "tessera/topologies/path_class.hpp"
 #include "tessera/topologies/placement.hpp"
 #include "tessera/topologies/routing.hpp"
 
 namespace tessera::scenario {
+
+using schedules::CheckedSchedule;
+using schedules::GeneratorOptions;
+using schedules::PlanHardware;
 
 namespace {
 
@@ -24,7 +27,7 @@ void add_hop(RingFigures& ring, topo::Router& router, const MessageCosts& messag
   const auto route = router.route(src_gpu, dst_gpu);
   double latency_s = message.message_s(topo::path_class(topology, route));
   for (int32_t edge : route) {
-    const topo::LinkInfo& link = topology.graph[topology.edges[static_cast<size_t>(edge)]];
+    const topo::LinkInfo& link = topology.link(edge);
     latency_s += link.latency_s;
     ring.bytes_per_s = std::min(ring.bytes_per_s, link.bytes_per_s);
   }
@@ -32,6 +35,12 @@ void add_hop(RingFigures& ring, topo::Router& router, const MessageCosts& messag
 }
 
 }  // namespace
+
+PlanHardware uniform_plan_hardware(const costmodel::Hardware& hardware) {
+  const double hop_latency_s = hardware.link_latency_s + hardware.message.message_s(PathClass::network);
+  return PlanHardware{hardware.effective_flops_per_s(), hardware.link_bytes_per_s, hardware.link_bytes_per_s,
+                      hop_latency_s, hop_latency_s};
+}
 
 PlanHardware ring_plan_hardware(const topo::Topology& topology, const std::vector<int32_t>& placement, TileShape tile,
                                 const MessageCosts& message, double flops_per_s) {
@@ -62,15 +71,15 @@ CheckedSchedule generate_checked(const std::string& algorithm, const Problem& pr
   if (target.flops_per_s) options.plan_hardware.flops_per_s = *target.flops_per_s;
   const bool placed_mesh = algorithm == "mesh" && target.topology != nullptr &&
                            target.topology->gpu_count() >= options.gpus;
-  if (!placed_mesh) return generate_checked(algorithm, problem, options);
+  if (!placed_mesh) return schedules::generate_checked(algorithm, problem, options);
   // The tile the generator will take, and the placement it will get.
-  const TileShape tile = options.tile.value_or(choose_mesh_tile(problem, options.gpus));
+  const TileShape tile = options.tile.value_or(schedules::choose_mesh_tile(problem, options.gpus));
   std::vector<int32_t> placement = target.ranks;
   if (placement.size() < static_cast<size_t>(options.gpus))
-    placement = topo::place_ranks(*target.topology, generate_schedule(algorithm, problem, options), target.placement);
+    placement = topo::place_ranks(*target.topology, schedules::generate_checked(algorithm, problem, options), target.placement);
   options.plan_hardware = ring_plan_hardware(*target.topology, placement, tile, target.hardware.message,
                                              options.plan_hardware.flops_per_s);
-  return generate_checked(algorithm, problem, options);
+  return schedules::generate_checked(algorithm, problem, options);
 }
 
 }  // namespace tessera::scenario

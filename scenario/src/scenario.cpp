@@ -6,6 +6,9 @@
 
 namespace tessera::scenario {
 
+using costmodel::Hardware;
+using schedules::GeneratorOptions;
+
 namespace {
 int64_t count_flag(const std::string& value, const char* flag) {
   try {
@@ -82,8 +85,13 @@ Hardware make_hardware(const HardwareValues& flags) {
   hardware.peak_flops_per_s = positive(flags.peak_tflops, "--peak-tflops") * 1e12;
   hardware.compute_efficiency = positive(flags.efficiency, "--efficiency");
   if (hardware.compute_efficiency > 1) throw UserError("--efficiency: must be at most 1");
-  hardware.hbm_bytes_per_s = positive(flags.hbm_gbps, "--hbm-gbps") * 1e9;
-  hardware.link_bytes_per_s = positive(flags.bandwidth_gbps, "--bandwidth-gbps") * 1e9;
+  // A bandwidth with its unit wins; else the GB/s number, multiplied as NUMBER GB/s would be.
+  auto bandwidth = [&](const std::string& text, const char* flag, double gbps, const char* gbps_flag) {
+    if (!text.empty()) return parse_bandwidth_bytes_per_s(text, flag);
+    return positive(gbps, gbps_flag) * kBytesPerSecondPerGBps;
+  };
+  hardware.hbm_bytes_per_s = bandwidth(flags.hbm_bandwidth, "--hbm-bandwidth", flags.hbm_gbps, "--hbm-gbps");
+  hardware.link_bytes_per_s = bandwidth(flags.bandwidth, "--bandwidth", flags.bandwidth_gbps, "--bandwidth-gbps");
   auto seconds = [](double microseconds, const char* flag) {
     if (!(microseconds >= 0)) throw UserError(std::string(flag) + ": must not be negative");
     return microseconds * 1e-6;

@@ -145,7 +145,7 @@ void FlowNetwork::reshare(std::span<const int32_t> seeds, double now_s) {
   }
   // Lazy min-heap of (share, resource); a popped entry is stale when the share has changed.
   using Entry = std::pair<double, int32_t>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> shares;
+  MinQueue<Entry> shares;
   auto share_of = [&](int32_t resource) {
     auto r = static_cast<size_t>(resource);
     return remaining_capacity_[r] / unfrozen_count_[r];

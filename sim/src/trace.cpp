@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "topology_links.hpp"
+
 namespace tessera::sim {
 
 using nlohmann::json;
@@ -18,17 +20,6 @@ std::string op_name(const Schedule& schedule, const Op& op) {
     case OpKind::collective: return to_string(schedule.collectives[static_cast<size_t>(op.peer)].kind);
   }
   return "?";
-}
-
-std::string link_name(const topo::Topology& topology, size_t resource) {
-  // The first edge using this resource names it.
-  for (const auto& edge : topology.edges) {
-    const auto& info = topology.graph[edge];
-    if (static_cast<size_t>(info.resource) == resource)
-      return topology.graph[boost::source(edge, topology.graph)].name + "->" +
-             topology.graph[boost::target(edge, topology.graph)].name;
-  }
-  return "resource" + std::to_string(resource);
 }
 }  // namespace
 
@@ -73,7 +64,7 @@ void write_links_csv(std::ostream& out, const topo::Topology& topology, const Si
   out << "resource,link,capacity_bytes_per_s,bytes,busy_s,utilization\n";
   for (size_t r = 0; r < result.resources.size(); ++r) {
     const LinkStats& stats = result.resources[r];
-    out << r << "," << link_name(topology, r) << "," << topology.resource_bytes_per_s[r] << "," << stats.bytes << ","
+    out << r << "," << links::resource_name(topology, r) << "," << topology.resource_bytes_per_s[r] << "," << stats.bytes << ","
         << stats.busy_s << "," << stats.utilization << "\n";
   }
 }
@@ -97,7 +88,7 @@ json simulation_summary_json(const Schedule& schedule, const topo::Topology& top
   for (size_t r = 0; r < result.resources.size(); ++r)
     if (result.resources[r].bytes > result.resources[busiest].bytes) busiest = r;
   if (!result.resources.empty()) {
-    out["busiest_link"] = link_name(topology, busiest);
+    out["busiest_link"] = links::resource_name(topology, busiest);
     out["busiest_link_bytes"] = result.resources[busiest].bytes;
     out["busiest_link_utilization"] = result.resources[busiest].utilization;
   }

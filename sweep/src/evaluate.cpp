@@ -3,20 +3,11 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <optional>
 
 #include "tessera/core/error.hpp"
-#include "tessera/costmodel/cost.hpp"
-#include "tessera/scenario/pipeline.hpp"
-#include "tessera/scenario/plan_hardware.hpp"
+#include "tessera/scenario/evaluate.hpp"
 #include "tessera/scenario/scenario.hpp"
-#include "tessera/sim/overheads.hpp"
-#include "tessera/sim/simulator.hpp"
-#include "tessera/sim/time_bound.hpp"
-#include "tessera/topologies/description.hpp"
-#include "tessera/topologies/link_loads.hpp"
-#include "tessera/topologies/placement.hpp"
-#include "tessera/topologies/routed_network.hpp"
-#include "tessera/topologies/routing.hpp"
 
 namespace tessera::sweep {
 
@@ -143,69 +134,72 @@ Row Evaluator::evaluate(size_t index, const PointValues& values) {
   schedule_text.tile = at(values, Field::tile);
   schedule_text.variant = at(values, Field::variant);
 
-  // Stage 1: the schedule. A refusal from the generator means the schedule does not apply.
-  Problem problem;
-  GeneratorOptions options;
-  scenario::CheckedSchedule checked;
-  try {
-    problem = scenario::make_problem(problem_text);
-    options = scenario::make_options(problem_text, schedule_text);
-    if (problem.seq_len < options.gpus) {
-      metric(status) = "skipped: seq " + std::to_string(problem.seq_len) + " is smaller than gpus " +
-                       std::to_string(options.gpus);
-      return row;
+  // Stage 1: the problem and the schedule. A refusal means the schedule does not apply.
+  scenario::Scenario scenario;
+  scenario.algorithm = schedule_text.algorithm;
+  std::optional<schedules::CheckedSchedule> checked;
+  auto refuse = [&](auto&& step) {
+    try {
+      step();
+      return false;
+    } catch (const UserError& error) {
+      metric(status) = one_line("skipped: " + std::string(error.what()));
+    } catch (const std::exception& error) {
+      metric(status) = one_line("error: " + std::string(error.what()));
     }
-    if (options.tile && options.tile->first * options.tile->second != options.gpus) {
-      metric(status) = "skipped: tile " + to_string(*options.tile) + " does not divide " + std::to_string(options.gpus) +
-                       " GPUs";
-      return row;
+    return true;
+  };
+  auto fail = [&](auto&& step) {
+    try {
+      step();
+      return false;
+    } catch (const std::exception& error) {
+      for (size_t column = kFirstMetric; column < row.size(); ++column) row[column].clear();
+      metric(status) = one_line("error: " + std::string(error.what()));
     }
-    checked = scenario::generate_checked(schedule_text.algorithm, problem, options);
-  } catch (const UserError& error) {
-    metric(status) = one_line("skipped: " + std::string(error.what()));
+    return true;
+  };
+  if (refuse([&] {
+        scenario.problem = scenario::make_problem(problem_text);
+        scenario.options = scenario::make_options(problem_text, schedule_text);
+        scenario::require_tokens_per_gpu(scenario.problem, scenario.options.gpus);
+        const schedules::GeneratorOptions& options = scenario.options;
+        if (options.tile && options.tile->first * options.tile->second != options.gpus)
+          throw UserError("tile " + to_string(*options.tile) + " does not divide " +
+                          std::to_string(options.gpus) + " GPUs");
+      }))
     return row;
-  } catch (const std::exception& error) {
-    metric(status) = one_line("error: " + std::string(error.what()));
+  // The machine: errors here are errors of the point.
+  if (fail([&] {
+        scenario::HardwareValues hardware_values;
+        hardware_values.peak_tflops = number(at(values, Field::peak_tflops));
+        hardware_values.efficiency = number(at(values, Field::efficiency));
+        hardware_values.hbm_gbps = number(at(values, Field::hbm_gbps));
+        hardware_values.bandwidth_gbps = number(at(values, Field::bandwidth_gbps));
+        hardware_values.latency_us = number(at(values, Field::latency_us));
+        hardware_values.overhead_us = number(at(values, Field::overhead_us));
+        scenario.hardware = scenario::make_hardware(hardware_values);
+        const std::string& topology_name = at(values, Field::topology);
+        if (!topology_name.empty()) scenario.network.topology = this->topology(topology_name, scenario.options.gpus);
+        scenario.network.placement = at(values, Field::placement);
+        const std::string& fidelity = at(values, Field::fidelity);
+        if (fidelity != "analytic") {
+          scenario::SimulationText simulation{at(values, Field::gpu), "", fidelity, 0, at(values, Field::chunk)};
+          simulation.channels = static_cast<int32_t>(number(at(values, Field::channels)));
+          scenario.simulation = scenario::make_simulation(simulation, scenario.hardware);
+        }
+      }))
     return row;
-  }
+  if (refuse([&] { checked = scenario::generate(scenario); })) return row;
 
   // Stage 2: cost and simulate. Failures here are errors of the point, not refusals.
   try {
-    scenario::HardwareValues hardware_values;
-    hardware_values.peak_tflops = number(at(values, Field::peak_tflops));
-    hardware_values.efficiency = number(at(values, Field::efficiency));
-    hardware_values.hbm_gbps = number(at(values, Field::hbm_gbps));
-    hardware_values.bandwidth_gbps = number(at(values, Field::bandwidth_gbps));
-    hardware_values.latency_us = number(at(values, Field::latency_us));
-    hardware_values.overhead_us = number(at(values, Field::overhead_us));
-    const Hardware hardware = scenario::make_hardware(hardware_values);
-    const Schedule& schedule = checked.schedule;
-    metric(Metric::schedule) = one_line(schedule.name());
-    const std::string& topology_name = at(values, Field::topology);
-    const std::string& placement_name = at(values, Field::placement);
-    const std::string& fidelity = at(values, Field::fidelity);
-
-    std::shared_ptr<const topo::Topology> topology;
-    if (!topology_name.empty()) topology = this->topology(topology_name, schedule.gpus);
-    if (schedule_text.algorithm == "mesh") {
-      // Planned for this network and the GPU that prices it (scenario/plan_hardware.hpp).
-      scenario::PlanTarget target{hardware, topology.get(), placement_name, {}, std::nullopt};
-      if (fidelity != "analytic")
-        target.flops_per_s = sim::gpu_profile(at(values, Field::gpu))
-                                 .block_flops_per_s(problem.dtype, static_cast<double>(problem.seq_len) / options.gpus);
-      checked = scenario::generate_checked(schedule_text.algorithm, problem, options, target);
-    }
-    CostReport report;
-    if (topology) {
-      std::vector<int32_t> placement = topo::place_ranks(*topology, schedule, placement_name);
-      topo::RoutedNetwork routed(*topology, placement);
-      report = cost_schedule(schedule, *checked.grid, checked.analysis, hardware, &routed);
-      topo::Router router(*topology);
-      topo::LinkLoads loads = topo::compute_link_loads(router, placement, schedule, *checked.grid);
-      put(busiest_link_bytes, static_cast<double>(loads.busiest_edge_bytes));
-      put(inter_node_bytes, static_cast<double>(loads.inter_node_total()));
-    } else {
-      report = cost_schedule(schedule, *checked.grid, checked.analysis, hardware);
+    const scenario::Evaluation evaluation = scenario::evaluate(*checked, scenario);
+    const costmodel::CostReport& report = evaluation.figures.cost;
+    metric(Metric::schedule) = one_line(evaluation.schedule().name());
+    if (const auto& network = evaluation.figures.network) {
+      put(busiest_link_bytes, static_cast<double>(network->loads.busiest_edge_bytes));
+      put(inter_node_bytes, static_cast<double>(network->loads.inter_node_total()));
     }
     put(analytic_time_s, report.time_s);
     put(compute_s_max, report.compute_s_max);
@@ -227,22 +221,12 @@ Row Evaluator::evaluate(size_t index, const PointValues& values) {
     put(lower_bound_ratio, report.lower_bound_ratio);
     put(analytic_lower_bound_time_s, report.lower_bound_time.total_s());
 
-    if (fidelity == "analytic") {
+    if (!evaluation.simulation) {
       put(time_s, report.time_s);
       put(lower_bound_time_s, report.lower_bound_time.total_s());
       put(time_over_lower_bound, report.time_over_lower_bound);
     } else {
-      sim::SimOptions sim_options;
-      sim_options.fidelity = sim::parse_fidelity(fidelity);
-      sim_options.channels = static_cast<int32_t>(number(at(values, Field::channels)));
-      if (!at(values, Field::chunk).empty()) sim_options.chunk_bytes = static_cast<double>(parse_count(at(values, Field::chunk)));
-      sim::GpuProfile gpu = sim::gpu_profile(at(values, Field::gpu));
-      sim::apply_overheads(hardware, "", gpu, sim_options);
-      std::shared_ptr<const topo::Topology> network = topology;
-      if (!network) network = std::make_shared<const topo::Topology>(scenario::uniform_topology(schedule.gpus, hardware));
-      std::vector<int32_t> placement = topo::place_ranks(*network, schedule, placement_name);
-      const sim::SimResult result =
-          sim::simulate(schedule, *checked.grid, checked.analysis, *network, placement, gpu, sim_options);
+      const sim::SimResult& result = *evaluation.simulation;
       double compute = 0, communication = 0, wait = 0;
       for (const sim::GpuTimes& times : result.gpus) {
         compute = std::max(compute, times.compute_s);
@@ -256,9 +240,8 @@ Row Evaluator::evaluate(size_t index, const PointValues& values) {
       put(sim_exposed_wait_s_max, wait);
       put(sim_lower_bound_s, result.lower_bound_s);
       put(sim_transfers, static_cast<double>(result.transfers));
-      const TimeLowerBound bound = sim::simulated_time_bound(schedule, *checked.grid, *network, gpu);
-      put(lower_bound_time_s, bound.total_s());
-      put(time_over_lower_bound, bound.total_s() > 0 ? result.makespan_s / bound.total_s() : 0);
+      put(lower_bound_time_s, evaluation.figures.simulated_bound->total_s());
+      put(time_over_lower_bound, evaluation.figures.time_over_bound());
     }
     metric(status) = "ok";
   } catch (const std::exception& error) {

@@ -3,10 +3,15 @@
 #include <algorithm>
 
 #include "tessera/core/error.hpp"
-#include "tessera/costmodel/generators.hpp"
+#include "tessera/schedules/generators.hpp"
 #include "tessera/scenario/scenario.hpp"
 
 namespace tessera::sweep {
+
+using schedules::Candidate;
+using schedules::GeneratorOptions;
+using schedules::factor_pairs;
+using schedules::plan_candidates;
 
 PointValues PointSet::values(size_t point) const {
   PointValues out;

@@ -1,7 +1,6 @@
 #include "tessera/sweep/runner.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -10,20 +9,18 @@
 #include <mutex>
 #include <ostream>
 #include <sstream>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/parallel.hpp"
 
 namespace tessera::sweep {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-int Communicator::default_jobs() const {
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
+int Communicator::default_jobs() const { return default_threads(); }
 
 namespace {
 
@@ -136,20 +133,13 @@ json metadata(const Spec& spec, const std::string& spec_path, const RunOptions& 
 template <typename Done>
 void evaluate_parallel(Evaluator& evaluator, const PointSet& points, const std::vector<size_t>& indices, int jobs,
                        Done done) {
-  std::atomic<size_t> next{0};
   std::mutex mutex;
-  auto worker = [&] {
-    for (size_t position = next++; position < indices.size(); position = next++) {
-      const size_t index = indices[position];
-      Row row = evaluator.evaluate(index, points.values(index));
-      std::lock_guard<std::mutex> lock(mutex);
-      done(index, std::move(row));
-    }
-  };
-  const size_t threads = std::min(static_cast<size_t>(std::max(jobs, 1)), std::max<size_t>(indices.size(), 1));
-  std::vector<std::jthread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
+  parallel_for(indices.size(), jobs, [&](size_t position) {
+    const size_t index = indices[position];
+    Row row = evaluator.evaluate(index, points.values(index));
+    std::lock_guard<std::mutex> lock(mutex);
+    done(index, std::move(row));
+  });
 }
 
 }  // namespace

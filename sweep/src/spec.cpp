@@ -1,22 +1,31 @@
 // Reading a sweep spec. The YAML reading and its "FILE:LINE: what (expected)" errors are the
-// topology files' (topologies/src/yaml_reader.hpp), so both formats read and fail alike.
+// topology files' (tessera/core/yaml_reader.hpp), so both formats read and fail alike.
 #include "tessera/sweep/spec.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include "tessera/core/deprecation.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/hardware_presets.hpp"
 #include "tessera/core/layout.hpp"
 #include "tessera/core/problem.hpp"
-#include "tessera/costmodel/generators.hpp"
-#include "tessera/sim/gpu_profile.hpp"
-#include "tessera/topologies/description.hpp"
-#include "yaml_reader.hpp"
+#include "tessera/core/units.hpp"
+#include "tessera/core/yaml_reader.hpp"
+#include "tessera/schedules/generators.hpp"
+#include "tessera/scenario/network.hpp"     // topo::load_topology
+#include "tessera/scenario/scenario.hpp"
+#include "tessera/scenario/simulation.hpp"  // sim::gpu_profile
 
 namespace tessera::sweep {
+
+using schedules::list_generators;
 
 namespace {
 
@@ -25,19 +34,100 @@ struct FieldInfo {
   std::string fallback;  // the command line's default
 };
 
-// Same defaults as `tessera cost` / `tessera simulate` (scenario::ProblemText and friends):
-// overhead_us is NCCL's per-message base latency (costmodel/network_model.hpp; 0 = none).
+// A default number as a person types it: up to 15 significant digits, so 8.4e-6 s in
+// microseconds (8.399999999999999) reads 8.4, as it always has.
+std::string typed(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.15g", value);
+  return text;
+}
+
+// The defaults of `tessera cost` / `tessera simulate` (scenario::ProblemText and
+// HardwareValues, the GPU of core/hardware_presets.hpp): 256 GPUs, 1M tokens, ..., an H100 at
+// 60 % of 989 TFLOP/s, 3350 GB/s of HBM, 50 GB/s and 5 us links, NCCL's 8.4 us per message
+// (overhead_us; 0 = none). The sweep's own: fidelity analytic, channels 0 (unlimited).
 const std::array<FieldInfo, kFieldCount>& fields() {
-  static const std::array<FieldInfo, kFieldCount> table = {{
-      {"gpus", "256"},        {"seq", "1M"},           {"batch", "1"},         {"heads", "32"},
-      {"kv_heads", "8"},      {"head_dim", "128"},     {"head_dim_v", ""},     {"dtype", "bf16"},
-      {"mask", "causal"},     {"window", "4K"},        {"documents", ""},      {"layout", ""},
-      {"pass", "both"},       {"algo", ""},            {"tile", ""},           {"variant", ""},
-      {"topology", ""},       {"placement", "linear"}, {"fidelity", "analytic"}, {"gpu", "h100"},
-      {"peak_tflops", "989"}, {"efficiency", "0.6"},   {"hbm_gbps", "3350"},   {"bandwidth_gbps", "50"},
-      {"latency_us", "5"},    {"channels", "0"},       {"overhead_us", "8.4"}, {"chunk", ""},
-  }};
+  static const std::array<FieldInfo, kFieldCount> table = [] {
+    const scenario::ProblemText problem;
+    const scenario::NetworkText network;
+    const scenario::HardwareValues hardware;
+    return std::array<FieldInfo, kFieldCount>{{
+        {"gpus", problem.gpus},
+        {"seq", problem.seq},
+        {"batch", problem.batch},
+        {"heads", problem.heads},
+        {"kv_heads", problem.kv_heads},
+        {"head_dim", problem.head_dim},
+        {"head_dim_v", problem.head_dim_v},
+        {"dtype", problem.dtype},
+        {"mask", problem.mask},
+        {"window", problem.window},
+        {"documents", problem.documents},
+        {"layout", problem.layout},
+        {"pass", problem.pass},
+        {"algo", ""},
+        {"tile", ""},
+        {"variant", ""},
+        {"topology", network.topology},
+        {"placement", network.placement},
+        {"fidelity", "analytic"},
+        {"gpu", std::string(kDefaultGpu.name)},
+        {"peak_tflops", typed(hardware.peak_tflops)},
+        {"efficiency", typed(hardware.efficiency)},
+        {"hbm_gbps", typed(hardware.hbm_gbps)},
+        {"bandwidth_gbps", typed(hardware.bandwidth_gbps)},
+        {"latency_us", typed(hardware.latency_us)},
+        {"channels", "0"},
+        {"overhead_us", typed(hardware.overhead_us)},
+        {"chunk", ""},
+    }};
+  }();
   return table;
+}
+
+// Keys that give a bandwidth with its unit (core/units.hpp) for a field whose column holds GB/s.
+struct UnitKey {
+  const char* name;
+  Field field;
+};
+constexpr std::array<UnitKey, 2> kUnitKeys = {
+    {{"bandwidth", Field::bandwidth_gbps}, {"hbm_bandwidth", Field::hbm_gbps}}};
+
+const UnitKey* unit_key(const std::string& name) {
+  for (const UnitKey& key : kUnitKeys)
+    if (name == key.name) return &key;
+  return nullptr;
+}
+
+std::string unit_key_of(Field field) {
+  for (const UnitKey& key : kUnitKeys)
+    if (key.field == field) return key.name;
+  return field_name(field);
+}
+
+// A bandwidth with its unit as the GB/s number its column holds: the shortest text whose number
+// times 1e9 (what the evaluation multiplies by) is that bandwidth again, to the last bit
+// ("400Gb/s" -> "50", "3.35TB/s" -> "3350").
+std::string gbps_text(const std::string& value) {
+  const double bytes_per_s = parse_bandwidth_bytes_per_s(value, "--bandwidth");  // without_flag drops the flag
+  const double gbps = bytes_per_s / kBytesPerSecondPerGBps;
+  for (const double candidate : {gbps, std::nextafter(gbps, 0.0), std::nextafter(gbps, HUGE_VAL)}) {
+    char text[32];
+    const auto end = std::to_chars(text, text + sizeof text, candidate).ptr;
+    const std::string shortest(text, end);
+    if (std::stod(shortest) * kBytesPerSecondPerGBps == bytes_per_s) return shortest;
+  }
+  return typed(gbps);  // no GB/s double gives it back exactly; the nearest
+}
+
+// The note for a bandwidth given the deprecated way, a number of GB/s under the column's name
+// (`where` is FILE:LINE), once per field per run.
+void note_gbps_field(const std::string& where, Field field, const std::string& value) {
+  for (const UnitKey& key : kUnitKeys)
+    if (key.field == field)
+      note_deprecated("sweep:" + field_name(field),
+                      where + ": " + field_name(field) + " is deprecated (a number of GB/s, bytes); write " + key.name +
+                          ": " + value + "GB/s (the column keeps the name " + field_name(field) + " and GB/s)");
 }
 
 // "--seq: expected ..." -> "expected ...": the spec names the field itself.
@@ -110,6 +200,7 @@ bool parse_field(const std::string& name, Field& field) {
 std::string field_list() {
   std::string list;
   for (const auto& info : fields()) list += (list.empty() ? "" : ", ") + info.name;
+  for (const UnitKey& key : kUnitKeys) list += std::string(", ") + key.name;
   return list;
 }
 
@@ -166,9 +257,13 @@ void validate_value(Field field, const std::string& value) {
       if (value == "analytic" || value == "alpha-beta" || value == "flow") return;
       throw UserError("unknown fidelity '" + value + "' (expected analytic, alpha-beta or flow)");
     case Field::gpu: one_of(value, sim::gpu_profile); return;
-    case Field::peak_tflops:
     case Field::hbm_gbps:
     case Field::bandwidth_gbps:
+      if (!is_bare_number(value))
+        throw UserError("'" + value + "' is not a number (of GB/s); a bandwidth with its unit goes under " +
+                        unit_key_of(field) + ": " + value);
+      [[fallthrough]];
+    case Field::peak_tflops:
       if (!(number(value) > 0)) throw UserError(value + " is not a positive number");
       return;
     case Field::efficiency: {
@@ -197,7 +292,7 @@ const std::vector<std::string>& figure_keys() {
 }
 
 Spec parse_spec(const std::string& text, const std::string& source) {
-  const topo::YamlReader reader(source);
+  const YamlReader reader(source);
   Spec spec;
   spec.source = source;
   spec.text = text;
@@ -211,35 +306,50 @@ Spec parse_spec(const std::string& text, const std::string& source) {
   if (!root.IsMap()) reader.fail(root, "expected a mapping with keys such as fixed, axes, skip, outputs");
   reader.check_keys(root, {"name", "fixed", "axes", "skip", "not_applicable", "outputs", "figures"}, "at the top level");
 
-  std::array<int, kFieldCount> set_at{};  // line where each field was given, 0: not given
-  auto field_at = [&](const YAML::Node& key, const std::string& path) {
+  // A key names a field, or (bandwidth, hbm_bandwidth) a field it gives with a unit.
+  struct Key {
     Field field{};
-    if (!parse_field(key.Scalar(), field))
-      reader.fail(key, path + ": unknown field '" + key.Scalar() + "' (expected one of: " + field_list() + ")");
-    const int previous = set_at[static_cast<size_t>(field)];
-    if (previous != 0)
-      reader.fail(key, path + ": field '" + key.Scalar() + "' is already given on line " + std::to_string(previous) +
-                           " (a field is fixed or on one axis, once)");
-    set_at[static_cast<size_t>(field)] = topo::YamlReader::line_of(key);
-    return field;
+    bool with_unit = false;
   };
-  auto checked_value = [&](const YAML::Node& node, Field field, const std::string& path) {
+  auto key_of = [&](const YAML::Node& key, const std::string& path) {
+    Key parsed;
+    if (const UnitKey* unit = unit_key(key.Scalar())) {
+      parsed = {unit->field, true};
+    } else if (!parse_field(key.Scalar(), parsed.field)) {
+      reader.fail(key, path + ": unknown field '" + key.Scalar() + "' (expected one of: " + field_list() + ")");
+    }
+    return parsed;
+  };
+  std::array<int, kFieldCount> set_at{};  // line where each field was given, 0: not given
+  auto field_at = [&](const YAML::Node& node, const std::string& path) {
+    const Key key = key_of(node, path);
+    const int previous = set_at[static_cast<size_t>(key.field)];
+    if (previous != 0)
+      reader.fail(node, path + ": field '" + node.Scalar() + "' is already given on line " + std::to_string(previous) +
+                            " (a field is fixed or on one axis, once)");
+    set_at[static_cast<size_t>(key.field)] = YamlReader::line_of(node);
+    return key;
+  };
+  // The value as the field's column holds it: a bandwidth with its unit becomes GB/s.
+  auto checked_value = [&](const YAML::Node& node, Key key, const std::string& path) {
     if (!node.IsScalar()) reader.fail(node, path + ": expected a value, got " + (node.IsSequence() ? "a list" : "a mapping"));
-    const std::string value = node.Scalar();
+    std::string value = node.Scalar();
     try {
-      validate_value(field, value);
+      if (key.with_unit) value = gbps_text(value);
+      validate_value(key.field, value);
     } catch (const UserError& error) {
       reader.fail(node, path + ": " + without_flag(error.what()));
     }
+    if (!key.with_unit) note_gbps_field(source + ":" + std::to_string(YamlReader::line_of(node)), key.field, value);
     return value;
   };
-  auto value_list = [&](const YAML::Node& node, Field field, const std::string& path) {
+  auto value_list = [&](const YAML::Node& node, Key key, const std::string& path) {
     std::vector<std::string> values;
     if (node.IsScalar()) {
-      values.push_back(checked_value(node, field, path));
+      values.push_back(checked_value(node, key, path));
     } else if (node.IsSequence() && node.size() > 0) {
       for (size_t k = 0; k < node.size(); ++k)
-        values.push_back(checked_value(node[k], field, path + "[" + std::to_string(k) + "]"));
+        values.push_back(checked_value(node[k], key, path + "[" + std::to_string(k) + "]"));
     } else {
       reader.fail(node, path + ": expected a list of values, e.g. [16, 32, 64]");
     }
@@ -254,9 +364,9 @@ Spec parse_spec(const std::string& text, const std::string& source) {
     reader.require_map(fixed, "fixed");
     for (auto it = fixed.begin(); it != fixed.end(); ++it) {
       const std::string path = "fixed." + it->first.Scalar();
-      const Field field = field_at(it->first, "fixed");
+      const Key key = field_at(it->first, "fixed");
       if (it->second.IsNull()) reader.fail(it->first, path + ": has no value");
-      spec.fixed[static_cast<size_t>(field)] = checked_value(it->second, field, path);
+      spec.fixed[static_cast<size_t>(key.field)] = checked_value(it->second, key, path);
     }
   }
 
@@ -270,13 +380,13 @@ Spec parse_spec(const std::string& text, const std::string& source) {
       if (!entry.IsMap() || entry.size() == 0)
         reader.fail(entry, path + ": expected a mapping of fields to lists, e.g. {gpus: [16, 32]}");
       AxisGroup group;
-      group.line = topo::YamlReader::line_of(entry);
+      group.line = YamlReader::line_of(entry);
       for (auto it = entry.begin(); it != entry.end(); ++it) {
-        const Field field = field_at(it->first, path);
+        const Key key = field_at(it->first, path);
         const std::string field_path = path + "." + it->first.Scalar();
         if (it->second.IsNull()) reader.fail(it->first, field_path + ": has no value");
-        group.fields.push_back(field);
-        group.values.push_back(value_list(it->second, field, field_path));
+        group.fields.push_back(key.field);
+        group.values.push_back(value_list(it->second, key, field_path));
         if (group.values.back().size() != group.values.front().size())
           reader.fail(it->first, field_path + ": has " + std::to_string(group.values.back().size()) +
                                      " values but " + field_name(group.fields.front()) + " has " +
@@ -298,10 +408,8 @@ Spec parse_spec(const std::string& text, const std::string& source) {
       if (!entry.IsMap() || entry.size() == 0) reader.fail(entry, path + ": expected a mapping of fields to values");
       SkipRule rule;
       for (auto it = entry.begin(); it != entry.end(); ++it) {
-        Field field{};
-        if (!parse_field(it->first.Scalar(), field))
-          reader.fail(it->first, path + ": unknown field '" + it->first.Scalar() + "' (expected one of: " + field_list() + ")");
-        rule.match.emplace_back(field, value_list(it->second, field, path + "." + it->first.Scalar()));
+        const Key key = key_of(it->first, path);
+        rule.match.emplace_back(key.field, value_list(it->second, key, path + "." + it->first.Scalar()));
       }
       spec.skip.push_back(std::move(rule));
     }
@@ -340,7 +448,7 @@ Spec parse_spec(const std::string& text, const std::string& source) {
       reader.require_map(entry, path);
       reader.check_keys(entry, figure_keys(), "in " + path);
       FigureRequest request;
-      request.line = topo::YamlReader::line_of(entry);
+      request.line = YamlReader::line_of(entry);
       for (auto it = entry.begin(); it != entry.end(); ++it)
         request.options[it->first.Scalar()] = reader.text(it->second, path + "." + it->first.Scalar());
       for (const char* required : {"name", "x", "y"})

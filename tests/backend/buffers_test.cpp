@@ -8,11 +8,15 @@
 #include <map>
 
 #include "tessera/backend/executor.hpp"
-#include "tessera/costmodel/checker.hpp"
-#include "tessera/costmodel/generators.hpp"
+#include "tessera/backend/factory/make_executor.hpp"
+#include "tessera/backend/numerics.hpp"
+#include "tessera/backend/reference.hpp"
+#include "tessera/schedules/checker.hpp"
+#include "tessera/schedules/generators.hpp"
 
 using namespace tessera;
 using namespace tessera::backend;
+using namespace tessera::schedules;
 
 namespace {
 
@@ -67,11 +71,8 @@ struct Executed {
 };
 
 Executed execute(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options) {
-  Schedule schedule = generate_schedule(algorithm, problem, options);
-  BlockGrid grid(schedule.problem, schedule.layout, schedule.chunks());
-  CheckResult check = check_schedule(schedule, grid);
-  INFO(check.violation);
-  REQUIRE(check.ok());
+  const CheckedSchedule checked = generate_checked(algorithm, problem, options);
+  const Schedule& schedule = checked.schedule();
   AttentionTensors inputs = random_inputs(schedule.problem, 11);
   AttentionTensors reference = inputs;
   dense_attention(schedule.problem, reference, true);
@@ -79,9 +80,9 @@ Executed execute(const std::string& algorithm, const Problem& problem, const Gen
   inputs.lse = reference.lse;
   AttentionTensors result = inputs;
   ExecutionRecord record;
-  make_executor("cpu", {})->execute(schedule, grid, check.analysis, result, record);
+  make_executor("cpu", {})->execute(checked, result, record);
   Executed executed;
-  executed.most_held = most_buffers_held(schedule, check.analysis, record);
+  executed.most_held = most_buffers_held(schedule, checked.analysis(), record);
   if (problem.has_forward()) executed.error = std::max(executed.error, max_abs_error(result.out, reference.out));
   if (problem.has_backward()) executed.error = std::max(executed.error, max_abs_error(result.d_k, reference.d_k));
   return executed;

@@ -6,14 +6,19 @@
 #include <limits>
 
 #include "tessera/backend/calibration.hpp"
+#include "tessera/backend/cpu/cpu_executor.hpp"
 #include "tessera/backend/device_buffers.hpp"
 #include "tessera/backend/executor.hpp"
+#include "tessera/backend/factory/make_executor.hpp"
+#include "tessera/backend/numerics.hpp"
+#include "tessera/backend/reference.hpp"
 #include "tessera/core/error.hpp"
-#include "tessera/costmodel/checker.hpp"
-#include "tessera/costmodel/generators.hpp"
+#include "tessera/schedules/checker.hpp"
+#include "tessera/schedules/generators.hpp"
 
 using namespace tessera;
 using namespace tessera::backend;
+using namespace tessera::schedules;
 
 namespace {
 Problem small_problem(Pass pass) {
@@ -35,10 +40,8 @@ TEST_CASE("the executor interface runs the CPU executor and records every op", "
   problem.mask.kind = MaskKind::causal;
   GeneratorOptions options;
   options.gpus = 4;
-  Schedule schedule = generate_schedule("mesh", problem, options);
-  BlockGrid grid(schedule.problem, schedule.layout, schedule.chunks());
-  CheckResult check = check_schedule(schedule, grid);
-  REQUIRE(check.ok());
+  const CheckedSchedule checked = generate_checked("mesh", problem, options);
+  const Schedule& schedule = checked.schedule();
   AttentionTensors inputs = random_inputs(schedule.problem, 5);
   AttentionTensors reference = inputs;
   dense_attention(schedule.problem, reference, true);
@@ -46,11 +49,12 @@ TEST_CASE("the executor interface runs the CPU executor and records every op", "
   inputs.lse = reference.lse;
 
   AttentionTensors direct = inputs;
-  execute_on_cpu(schedule, grid, check.analysis, direct);
+  execute_on_cpu(checked, direct);
   auto executor = make_executor("cpu", {});
+  REQUIRE(executor->can_run(checked).ok());
   AttentionTensors through = inputs;
   ExecutionRecord record;
-  executor->execute(schedule, grid, check.analysis, through, record);
+  executor->execute(checked, through, record);
   // Same interpreter, same order: bit-identical results.
   CHECK(max_abs_error(direct.out, through.out) == 0);
   CHECK(max_abs_error(direct.d_k, through.d_k) == 0);
@@ -62,8 +66,9 @@ TEST_CASE("the executor interface runs the CPU executor and records every op", "
   }
   CHECK(record.makespan_s == latest);
   // The interpreter runs ops one after another in the analysis order: times never overlap.
-  for (size_t position = 1; position < check.analysis.order.size(); ++position)
-    CHECK(record.op_finish_s[check.analysis.order[position - 1]] <= record.op_start_s[check.analysis.order[position]]);
+  const auto& order = checked.analysis().order;
+  for (size_t position = 1; position < order.size(); ++position)
+    CHECK(record.op_finish_s[order[position - 1]] <= record.op_start_s[order[position]]);
 }
 
 TEST_CASE("make_executor names what is wrong", "[backend]") {
@@ -120,9 +125,13 @@ TEST_CASE("calibrating the CPU executor measures every block size and writes the
   // How well the fit describes noisy timings is not asserted here (timing belongs to benchmarks;
   // the fit itself is checked on exact data above). A block with 16x the work takes longer.
   CHECK(calibration.blocks[2].forward_s > calibration.blocks[0].forward_s);
-  nlohmann::json json = calibration_json(calibration, "cpu", shape);
-  CHECK(json["peak_flops_per_s_16bit"].get<double>() == calibration.peak_flops_per_s);
-  CHECK(json["measured"]["blocks"].size() == 3);
+  const CalibrationFile file = calibration_file(calibration, "cpu", shape);
+  CHECK(file.peak_flops_per_s_16bit == calibration.peak_flops_per_s);  // bf16 blocks: the 16-bit rate
+  CHECK_FALSE(file.peak_flops_per_s_fp32.has_value());
+  CHECK(file.max_efficiency == 1.0);  // folded into the fitted rate
+  REQUIRE(file.measured.has_value());
+  CHECK(file.measured->blocks.size() == 3);
+  CHECK(file.measured->dtype == "bf16");
 }
 
 TEST_CASE("the link fit recovers bandwidth and latency from exact times", "[backend][calibration]") {

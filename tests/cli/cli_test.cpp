@@ -12,6 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/scratch.hpp"
+
+using test_support::scratch_path;
+
 namespace {
 
 struct Run {
@@ -27,9 +31,12 @@ std::string slurp(const std::string& path) {
   return text.str();
 }
 
+// Runs in the scratch folder: the files the arguments name are read and written there.
 Run tessera(const std::string& arguments) {
-  const std::string out_path = "cli_test_stdout.txt", err_path = "cli_test_stderr.txt";
-  std::string command = std::string(TESSERA_CLI) + " " + arguments + " >" + out_path + " 2>" + err_path;
+  const std::string out_path = scratch_path("cli_test_stdout.txt"), err_path = scratch_path("cli_test_stderr.txt");
+  const std::string folder = std::filesystem::path(out_path).parent_path().string();
+  std::string command =
+      "cd '" + folder + "' && " + std::string(TESSERA_CLI) + " " + arguments + " >" + out_path + " 2>" + err_path;
   int status = std::system(command.c_str());
   Run run;
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -133,14 +140,14 @@ TEST_CASE("an invalid schedule file is reported with exit code 1", "[cli]") {
       ops.erase(index);
       break;
     }
-  std::ofstream("cli_test_broken.json") << json.dump();
+  std::ofstream(scratch_path("cli_test_broken.json")) << json.dump();
   Run check = tessera("check cli_test_broken.json");
   CHECK(check.exit_code == 1);
   CHECK(check.out.find("never computed") != std::string::npos);
 }
 
 TEST_CASE("bad input gives one clear line and exit code 2", "[cli]") {
-  std::ofstream("cli_test_malformed.json") << "{\"format\": \"tessera-schedule\", ";
+  std::ofstream(scratch_path("cli_test_malformed.json")) << "{\"format\": \"tessera-schedule\", ";
   const char* cases[][2] = {
       {"cost --algo ring --no-such-flag", "no-such-flag"},
       {"cost --algo mesh --gpus 12 --tile 5x2", "a x b must equal"},
@@ -179,11 +186,70 @@ TEST_CASE("tessera topo lists presets and shows one as JSON", "[cli][topo]") {
 }
 
 TEST_CASE("bad topology files exit with code 2 and name the line", "[cli][topo]") {
-  std::ofstream("cli_test_bad_topology.yaml") << "builder: ring\ngpus: 4\nbandwidth_gbps: -5\nlatency_us: 1\n";
+  std::ofstream(scratch_path("cli_test_bad_topology.yaml")) << "builder: ring\ngpus: 4\nbandwidth_gbps: -5\nlatency_us: 1\n";
   Run run = tessera("topo check cli_test_bad_topology.yaml");
   CHECK(run.exit_code == 2);
   CHECK(lines(run.err) == 1);
   CHECK(run.err.find("cli_test_bad_topology.yaml:") != std::string::npos);
+}
+
+TEST_CASE("bandwidths carry their unit; the GB/s flags still work with one note", "[cli][units]") {
+  const std::string cost = "cost --algo ring --gpus 8 --seq 64K --json ";
+  // 400 Gb/s = 50 GB/s, the default: the same numbers to the last digit, however written.
+  const Run plain = tessera(cost);
+  REQUIRE(plain.exit_code == 0);
+  for (const char* flags :
+       {"--bandwidth 400Gb/s --hbm-bandwidth 3.35TB/s", "--bandwidth 50GB/s --hbm-bandwidth 3350GB/s"}) {
+    const Run run = tessera(cost + flags);
+    INFO(flags << ": " << run.err);
+    CHECK(run.exit_code == 0);
+    CHECK(run.out == plain.out);
+    CHECK(run.err.empty());
+  }
+  const Run old = tessera(cost + "--bandwidth-gbps 50 --hbm-gbps 3350");
+  CHECK(old.exit_code == 0);
+  CHECK(old.out == plain.out);
+  CHECK(lines(old.err) == 2);  // one note per deprecated flag
+  CHECK(old.err.find("tessera: note: --bandwidth-gbps is deprecated") != std::string::npos);
+  CHECK(old.err.find("write --bandwidth 50GB/s (or 400Gb/s in bits)") != std::string::npos);
+  // A slower link: 100 Gb/s is 12.5 GB/s either way, and the ring takes longer.
+  const Run slow = tessera(cost + "--bandwidth 100Gb/s");
+  const Run slow_old = tessera(cost + "--bandwidth-gbps 12.5");
+  REQUIRE(slow.exit_code == 0);
+  CHECK(slow.out == slow_old.out);
+  CHECK(nlohmann::json::parse(slow.out)["time_s"].get<double>() >
+        nlohmann::json::parse(plain.out)["time_s"].get<double>());
+
+  for (const char* flags :
+       {"--bandwidth 50", "--bandwidth 50GiB/s", "--hbm-bandwidth fast", "--bandwidth 50GB/s --bandwidth-gbps 50"}) {
+    const Run run = tessera(cost + flags);
+    INFO(flags << " -> " << run.err);
+    CHECK(run.exit_code == 2);
+    CHECK(lines(run.err) == 1);
+    CHECK(run.err.find("bandwidth") != std::string::npos);
+  }
+}
+
+TEST_CASE("topology bandwidths carry their unit; the GB/s keys print a note naming the line", "[cli][topo][units]") {
+  const std::string ring = "builder: ring\ngpus: 4\nlatency_us: 1\n";
+  std::ofstream(scratch_path("cli_test_units_new.yaml")) << ring << "bandwidth: 400Gb/s\n";
+  std::ofstream(scratch_path("cli_test_units_old.yaml")) << ring << "bandwidth_gbps: 50\n";
+  const Run spelled = tessera("topo show cli_test_units_new.yaml --json");
+  const Run old = tessera("topo show cli_test_units_old.yaml --json");
+  REQUIRE(spelled.exit_code == 0);
+  REQUIRE(old.exit_code == 0);
+  CHECK(spelled.err.empty());
+  CHECK(lines(old.err) == 1);
+  CHECK(old.err.find("cli_test_units_old.yaml:4: bandwidth_gbps is deprecated") != std::string::npos);
+  auto figures = [](const std::string& text) {  // all but the file's name
+    auto json = nlohmann::json::parse(text);
+    json.erase("name");
+    json.erase("source");
+    return json;
+  };
+  CHECK(figures(spelled.out) == figures(old.out));
+  // A 4-GPU bidirectional ring cut in half crosses 2 links of 400 Gb/s = 50e9 B/s each way.
+  CHECK(figures(spelled.out)["bisection_bytes_per_s"].get<double>() == 2 * 50e9);
 }
 
 TEST_CASE("tessera cost on a topology reports link figures", "[cli][topo]") {
@@ -199,7 +265,7 @@ TEST_CASE("tessera simulate runs a schedule and a standalone collective", "[cli]
   REQUIRE(run.exit_code == 0);
   auto json = nlohmann::json::parse(run.out);
   CHECK(json["makespan_s"].get<double>() > 0);
-  auto trace = nlohmann::json::parse(slurp("cli_test_trace.json"));
+  auto trace = nlohmann::json::parse(slurp(scratch_path("cli_test_trace.json")));
   CHECK(trace["traceEvents"].is_array());
   // Ring all-reduce of 1 GB on 8 ranks of a unidirectional ring: 2 (7/8) S / B, B = 50 GB/s.
   Run collective = tessera("simulate --collective all-reduce --size 1G --gpus 8 --topology ring-8 --json");
@@ -230,7 +296,7 @@ TEST_CASE("a deadlocking schedule file is reported, not simulated", "[cli][sim]"
       schedule["ops"].push_back({{"gpu", gpu}, {"stream", 0}, {"op", "compute"}, {"pass", "forward"},
                                  {"blocks", {{0, gpu, kv}}}});
   }
-  std::ofstream("cli_test_deadlock.json") << schedule.dump();
+  std::ofstream(scratch_path("cli_test_deadlock.json")) << schedule.dump();
   Run check = tessera("check cli_test_deadlock.json");
   CHECK(check.exit_code == 1);
   CHECK(check.out.find("deadlock") != std::string::npos);

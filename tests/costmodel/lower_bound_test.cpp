@@ -14,11 +14,13 @@
 #include <vector>
 
 #include "tessera/core/error.hpp"
-#include "tessera/costmodel/checker.hpp"
+#include "tessera/schedules/checker.hpp"
 #include "tessera/costmodel/cost.hpp"
-#include "tessera/costmodel/generators.hpp"
+#include "tessera/schedules/generators.hpp"
 
 using namespace tessera;
+using namespace tessera::schedules;
+using namespace tessera::costmodel;
 
 namespace {
 
@@ -44,7 +46,7 @@ CostReport cost_of(const std::string& algorithm, const Problem& problem, int32_t
   CheckResult check = check_schedule(schedule, grid);
   INFO(check.violation);
   REQUIRE(check.ok());
-  return cost_schedule(schedule, grid, check.analysis, hardware);
+  return cost_schedule(schedules::check(schedule), hardware);
 }
 
 // Seeded draws, the same on every run and every standard library: mt19937_64 is specified bit
@@ -215,7 +217,7 @@ void cost_random_problems(uint64_t seed, int problems, int32_t fewest_gpus, int3
         found.invalid.push_back(where() + ": " + check.violation);
         continue;
       }
-      const CostReport report = cost_schedule(schedule, grid, check.analysis, hardware);
+      const CostReport report = cost_schedule(schedules::check(schedule), hardware);
       const double bound_bytes = report.lower_bound.total_bytes();
       if (static_cast<double>(report.recv_bytes_max) < bound_bytes * (1 - kRounding))
         found.below_bytes.push_back(where() + ": receives " + std::to_string(report.recv_bytes_max) + " B, bound " +

@@ -4,11 +4,13 @@
 #include <catch2/catch.hpp>
 
 #include "tessera/core/data_size.hpp"
-#include "tessera/costmodel/checker.hpp"
+#include "tessera/schedules/checker.hpp"
 #include "tessera/costmodel/cost.hpp"
-#include "tessera/costmodel/generators.hpp"
+#include "tessera/schedules/generators.hpp"
 
 using namespace tessera;
+using namespace tessera::schedules;
+using namespace tessera::costmodel;
 
 namespace {
 
@@ -37,7 +39,7 @@ CostReport cost_of(const std::string& algorithm, const Problem& problem, int32_t
   const CheckResult check = check_schedule(schedule, grid);
   INFO(check.violation);
   REQUIRE(check.ok());
-  return cost_schedule(schedule, grid, check.analysis, Hardware{});
+  return cost_schedule(schedules::check(schedule), Hardware{});
 }
 
 }  // namespace

@@ -4,11 +4,13 @@
 // (cost.hpp, network_model.hpp), not read from the program.
 #include <catch2/catch.hpp>
 
-#include "tessera/costmodel/checker.hpp"
+#include "tessera/schedules/checker.hpp"
 #include "tessera/costmodel/cost.hpp"
-#include "tessera/costmodel/generators.hpp"
+#include "tessera/schedules/generators.hpp"
 
 using namespace tessera;
+using namespace tessera::schedules;
+using namespace tessera::costmodel;
 
 namespace {
 
@@ -32,7 +34,7 @@ double ring_time_s(const Problem& problem, int32_t gpus, const Hardware& hardwar
   CheckResult check = check_schedule(schedule, grid);
   INFO(check.violation);
   REQUIRE(check.ok());
-  return cost_schedule(schedule, grid, check.analysis, hardware).time_s;
+  return cost_schedule(schedules::check(schedule), hardware).time_s;
 }
 
 }  // namespace
@@ -111,5 +113,5 @@ TEST_CASE("transfers that share a GPU's link queue for it", "[time][links]") {
   const double merge_s = 3 * (o_bytes + lse_bytes) / 3.35e12;
   const double expected_s =
       (q_bytes + kv_bytes) / 50e9 + fixed_s + blocks_s + (o_bytes + lse_bytes) / 50e9 + fixed_s + merge_s;
-  CHECK(cost_schedule(schedule, grid, check.analysis, hardware).time_s == Approx(expected_s).epsilon(1e-9));
+  CHECK(cost_schedule(schedules::check(schedule), hardware).time_s == Approx(expected_s).epsilon(1e-9));
 }

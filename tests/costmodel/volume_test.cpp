@@ -6,11 +6,13 @@
 #include <cmath>
 
 #include "tessera/core/error.hpp"
-#include "tessera/costmodel/checker.hpp"
+#include "tessera/schedules/checker.hpp"
 #include "tessera/costmodel/cost.hpp"
-#include "tessera/costmodel/generators.hpp"
+#include "tessera/schedules/generators.hpp"
 
 using namespace tessera;
+using namespace tessera::schedules;
+using namespace tessera::costmodel;
 
 namespace {
 
@@ -39,7 +41,7 @@ CostReport cost_of(const std::string& algorithm, const Problem& problem, int32_t
   CheckResult check = check_schedule(schedule, grid);
   INFO(check.violation);
   REQUIRE(check.ok());
-  return cost_schedule(schedule, grid, check.analysis, hardware);
+  return cost_schedule(schedules::check(schedule), hardware);
 }
 
 // The default hardware without per-kernel or per-message costs: the closed forms count the
@@ -271,7 +273,7 @@ TEST_CASE("the simple mesh orders are valid schedules with the same traffic as t
       CheckResult check = check_schedule(schedule, grid);
       INFO(variant << " " << to_string(tile) << ": " << check.violation);
       REQUIRE(check.ok());
-      CostReport simple = cost_schedule(schedule, grid, check.analysis, Hardware{});
+      CostReport simple = cost_schedule(schedules::check(schedule), Hardware{});
       CostReport greedy = cost_of("mesh", problem, 12, tile, Layout::zigzag);
       CHECK(simple.recv_bytes_max == greedy.recv_bytes_max);
       CHECK(simple.flops_total == greedy.flops_total);

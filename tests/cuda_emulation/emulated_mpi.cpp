@@ -1,5 +1,6 @@
 // MPI processes as threads (see fake/mpi.h). Collectives meet at a barrier of all processes,
 // exchanging data through one shared buffer.
+#include <algorithm>
 #include <barrier>
 #include <cstring>
 #include <memory>
@@ -20,6 +21,7 @@ struct World {
   std::mutex mutex;
   std::vector<unsigned char> bytes;
   std::vector<double> sums;
+  int largest = 0;
 };
 World* world = nullptr;
 thread_local int my_rank = -1;
@@ -99,6 +101,20 @@ int MPI_Reduce(const void* send, void* receive, int count, MPI_Datatype type, MP
   }
   world->meet.arrive_and_wait();
   if (my_rank == root) std::memcpy(receive, world->sums.data(), static_cast<size_t>(count) * sizeof(double));
+  world->meet.arrive_and_wait();
+  return MPI_SUCCESS;
+}
+int MPI_Allreduce(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, MPI_Comm) {
+  if (type != MPI_INT || op != MPI_MAX || count != 1) return 1;  // all the executor needs
+  world->meet.arrive_and_wait();
+  if (my_rank == 0) world->largest = *static_cast<const int*>(send);
+  world->meet.arrive_and_wait();
+  {
+    std::lock_guard lock(world->mutex);
+    world->largest = std::max(world->largest, *static_cast<const int*>(send));
+  }
+  world->meet.arrive_and_wait();
+  *static_cast<int*>(receive) = world->largest;
   world->meet.arrive_and_wait();
   return MPI_SUCCESS;
 }

@@ -5,6 +5,7 @@
 // as their event waits allow. So an executor that forgets a dependency between streams reads
 // data before it is written, or after it is freed, and gets wrong numbers or NaN.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -139,6 +140,17 @@ int device_of(cudaStream_t stream) {
   std::unique_lock lock(machine_lock());
   return stream_of(stream).device;
 }
+namespace {
+std::array<size_t, kDevices> free_bytes_of = [] {
+  std::array<size_t, kDevices> bytes{};
+  bytes.fill(kDeviceBytes);
+  return bytes;
+}();
+}  // namespace
+void set_free_bytes(int device, size_t bytes) {
+  std::unique_lock lock(machine_lock());
+  free_bytes_of[device] = bytes;
+}
 }  // namespace tessera_emulation
 
 const char* cudaGetErrorString(cudaError_t error) {
@@ -194,7 +206,8 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* properties, int index) {
 }
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
   std::unique_lock lock(machine_lock());
-  *free_bytes = *total_bytes = size_t{8} << 30;
+  *free_bytes = tessera_emulation::free_bytes_of[static_cast<size_t>(current_device)];
+  *total_bytes = tessera_emulation::kDeviceBytes;
   return cudaSuccess;
 }
 cudaError_t cudaDeviceSynchronize() {

@@ -13,12 +13,16 @@
 
 #include "tessera/backend/calibration.hpp"
 #include "tessera/backend/executor.hpp"
+#include "tessera/backend/factory/make_executor.hpp"
+#include "tessera/backend/numerics.hpp"
+#include "tessera/backend/reference.hpp"
 #include "tessera/core/error.hpp"
-#include "tessera/costmodel/checker.hpp"
-#include "tessera/costmodel/generators.hpp"
+#include "tessera/schedules/checker.hpp"
+#include "tessera/schedules/generators.hpp"
 
 #include "common/executor_errors.hpp"
 
+#include "cuda_runtime_api.h"
 #include "mpi.h"
 
 using namespace tessera;
@@ -26,7 +30,7 @@ using namespace tessera::backend;
 
 namespace {
 
-using Errors = testing::OutputErrors;
+using Errors = OutputErrors;
 constexpr auto run = testing::run_against_reference;
 
 Problem problem_of(MaskKind mask, int64_t seq_len, DType dtype) {
@@ -50,11 +54,11 @@ TEST_CASE("emulated CUDA executor: one device matches the CPU executor (fp32, si
   auto cpu = make_executor("cpu", {});
   for (MaskKind mask : {MaskKind::full, MaskKind::causal, MaskKind::documents}) {
     const Problem problem = problem_of(mask, 101, DType::fp32);
-    const auto [inputs, reference] = testing::reference_case(problem, 3);
+    const auto [inputs, reference] = reference_case(problem, 3);
     const Errors on_gpu = run(*gpu, "ring", problem, 1, Layout::contiguous, inputs, reference);
     const Errors on_cpu = run(*cpu, "ring", problem, 1, Layout::contiguous, inputs, reference);
     INFO(to_string(mask));
-    CHECK(on_gpu.worst_ratio(on_cpu) <= 4);
+    CHECK(worst_error_ratio(on_gpu, on_cpu) <= 4);
     CHECK(on_gpu.out < 1e-5);
   }
 }
@@ -64,7 +68,7 @@ TEST_CASE("emulated CUDA executor: virtual ranks run every generator correctly",
   auto gpu = make_executor("cuda", {});
   for (MaskKind mask : {MaskKind::full, MaskKind::causal, MaskKind::documents}) {
     const Problem problem = problem_of(mask, 120, DType::bf16);
-    const auto [inputs, reference] = testing::reference_case(problem, 4);
+    const auto [inputs, reference] = reference_case(problem, 4);
     const Errors single = run(*gpu, "ring", problem, 1, Layout::contiguous, inputs, reference);
     int runs = 0;
     for (const char* algorithm : {"ring", "mesh", "attention2d", "usp", "ulysses", "all-gather"})
@@ -78,7 +82,7 @@ TEST_CASE("emulated CUDA executor: virtual ranks run every generator correctly",
           }
           ++runs;
           INFO(algorithm << " P=" << gpus << " " << to_string(mask) << " " << to_string(layout));
-          CHECK(errors.worst_ratio(single) <= 2);
+          CHECK(numerics_verdict(problem, errors, single).passed);
         }
     CHECK(runs >= 25);
   }
@@ -92,7 +96,7 @@ TEST_CASE("emulated CUDA executor: NCCL transport, rank r on GPU r", "[cuda-emul
   auto nccl = make_executor("cuda", options);
   auto local = make_executor("cuda", {});
   const Problem problem = problem_of(MaskKind::causal, 120, DType::bf16);
-  const auto [inputs, reference] = testing::reference_case(problem, 5);
+  const auto [inputs, reference] = reference_case(problem, 5);
   const Errors single = run(*local, "ring", problem, 1, Layout::contiguous, inputs, reference);
   for (const char* algorithm : {"ring", "mesh", "usp"})
     for (int32_t gpus : {2, 4, 8}) {
@@ -103,11 +107,11 @@ TEST_CASE("emulated CUDA executor: NCCL transport, rank r on GPU r", "[cuda-emul
         continue;  // the generator does not apply to this shape
       }
       INFO(algorithm << " over NCCL, P=" << gpus);
-      CHECK(errors.worst_ratio(single) <= 2);
+      CHECK(numerics_verdict(problem, errors, single).passed);
       // A local run right after: its virtual ranks must live on the GPU the caller had current
       // (GPU 0), whichever GPU the NCCL run selected last.
       const Errors after = run(*local, "ring", problem, 4, Layout::zigzag, inputs, reference);
-      CHECK(after.worst_ratio(single) <= 2);
+      CHECK(numerics_verdict(problem, after, single).passed);
     }
   // More ranks than GPUs is refused with the numbers.
   CHECK_THROWS_WITH(run(*nccl, "ring", problem, 9, Layout::zigzag, inputs, reference),
@@ -131,9 +135,10 @@ TEST_CASE("emulated CUDA executor: calibration measures blocks and merges", "[cu
   CHECK(calibration.peak_flops_per_s > 0);
   CHECK(std::isfinite(calibration.peak_flops_per_s));
   CHECK(calibration.merge_bytes_per_s > 0);
-  const nlohmann::json file = calibration_json(calibration, "emulated", shape);
-  CHECK(file.at("device") == "emulated");
-  CHECK(file.at("measured").at("blocks").size() == 3);
+  const CalibrationFile file = calibration_file(calibration, "emulated", shape);
+  CHECK(file.device == "emulated");
+  REQUIRE(file.measured.has_value());
+  CHECK(file.measured->blocks.size() == 3);
 }
 
 TEST_CASE("emulated CUDA executor: MPI transport, one process per GPU", "[cuda-emulation]") {
@@ -145,7 +150,7 @@ TEST_CASE("emulated CUDA executor: MPI transport, one process per GPU", "[cuda-e
   for (Pass pass : {Pass::both, Pass::backward}) {
     Problem problem = problem_of(MaskKind::causal, 120, DType::bf16);
     problem.pass = pass;
-    const auto [inputs, reference] = testing::reference_case(problem, 6);
+    const auto [inputs, reference] = reference_case(problem, 6);
     const Errors single = run(*local, "ring", problem, 1, Layout::contiguous, inputs, reference);
     for (const char* algorithm : {"ring", "mesh"}) {
       constexpr int kProcesses = 4;
@@ -163,7 +168,7 @@ TEST_CASE("emulated CUDA executor: MPI transport, one process per GPU", "[cuda-e
       for (const std::string& failure : failures) CHECK(failure == "");
       // Process 0 holds the gathered outputs. A backward run's O and LSE are the caller's inputs
       // (the reference itself), untouched: they must not be summed over the processes.
-      CHECK(errors[0].worst_ratio(single) <= 2);
+      CHECK(numerics_verdict(problem, errors[0], single).passed);
       if (pass == Pass::backward) {
         CHECK(errors[0].out == 0);
         CHECK(errors[0].lse == 0);
@@ -172,3 +177,52 @@ TEST_CASE("emulated CUDA executor: MPI transport, one process per GPU", "[cuda-e
   }
 }
 
+
+TEST_CASE("emulated CUDA executor: can_run refuses what cannot run, before anything starts", "[cuda-emulation]") {
+  const Problem problem = problem_of(MaskKind::causal, 120, DType::bf16);
+  schedules::GeneratorOptions options;
+  options.gpus = 4;
+  const schedules::CheckedSchedule checked = schedules::generate_checked("ring", problem, options);
+  ExecutorOptions nccl_options;
+  nccl_options.transport = Transport::nccl;
+  ExecutorOptions mpi_options;
+  mpi_options.transport = Transport::mpi;
+  auto local = make_executor("cuda", {});
+  auto nccl = make_executor("cuda", nccl_options);
+
+  // Head dimensions beyond the kernels' registers: the request must change.
+  Problem wide = problem;
+  wide.head_dim = wide.head_dim_v = 320;
+  const Readiness too_wide = local->can_run(schedules::generate_checked("ring", wide, options));
+  CHECK(too_wide.refusal() == Readiness::Refusal::unsupported);
+  CHECK(too_wide.reason() == "--head-dim: the CUDA kernels support head dimensions up to 256");
+
+  // GPU 2 with 1 kB free: rank 2 of the nccl transport lives there; local ranks live on GPU 0.
+  struct FreeBytesRestored {
+    ~FreeBytesRestored() { tessera_emulation::set_free_bytes(2, tessera_emulation::kDeviceBytes); }
+  } restore;
+  tessera_emulation::set_free_bytes(2, 1000);
+  CHECK(local->can_run(checked).ok());
+  const Readiness full = nccl->can_run(checked);
+  CHECK(full.refusal() == Readiness::Refusal::unsupported);
+  CHECK_THAT(full.reason(), Catch::StartsWith("the schedule does not fit on GPU 2") && Catch::Contains("(1 rank(s))"));
+
+  // Under MPI process 2 (GPU 2) refuses, and every other process hears of it instead of going on
+  // to set up NCCL and wait for it.
+  std::vector<std::string> reasons(4);
+  tessera_emulation::run_mpi_processes(4, [&](int rank) {
+    reasons[static_cast<size_t>(rank)] = make_executor("cuda", mpi_options)->can_run(checked).reason();
+  });
+  CHECK_THAT(reasons[2], Catch::StartsWith("the schedule does not fit on GPU 2"));
+  for (int rank : {0, 1, 3}) CHECK(reasons[static_cast<size_t>(rank)] == "MPI process 2 cannot run the schedule (it says why)");
+
+  // One process per rank: three processes for four ranks is refused everywhere alike.
+  tessera_emulation::set_free_bytes(2, tessera_emulation::kDeviceBytes);
+  std::vector<std::string> mismatched(3);
+  tessera_emulation::run_mpi_processes(3, [&](int rank) {
+    mismatched[static_cast<size_t>(rank)] = make_executor("cuda", mpi_options)->can_run(checked).reason();
+  });
+  for (const std::string& reason : mismatched)
+    CHECK(reason == "the mpi transport runs one process per rank: the schedule has 4 ranks but mpirun started 3 processes");
+  CHECK(nccl->can_run(checked).ok());
+}

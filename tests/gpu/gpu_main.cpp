@@ -5,7 +5,7 @@
 
 #include <iostream>
 
-#include "tessera/backend/executor.hpp"
+#include "tessera/backend/factory/make_executor.hpp"
 
 int main(int argc, char** argv) {
   try {

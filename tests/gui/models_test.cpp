@@ -17,7 +17,7 @@
 #include "models/scenario_run.hpp"
 #include "models/timeline_model.hpp"
 #include "tessera/core/error.hpp"
-#include "tessera/costmodel/generators.hpp"
+#include "tessera/schedules/generators.hpp"
 #include "tessera/topologies/description.hpp"
 
 using namespace tessera;
@@ -162,9 +162,9 @@ TEST_CASE("gui::LinkTableModel: ring forward on a ring: (P-1) KV chunks per forw
   REQUIRE(model.rowCount() == 2 * P);
   double total = 0;
   for (int edge = 0; edge < model.rowCount(); ++edge) {
-    const auto& graph = result->topology.graph;
-    const auto id = result->topology.edges[static_cast<size_t>(edge)];
-    const int from = graph[boost::source(id, graph)].gpu, to = graph[boost::target(id, graph)].gpu;
+    const topo::Topology& topology = result->topology;
+    const int from = topology.vertex(topology.link_source(edge)).gpu;
+    const int to = topology.vertex(topology.link_target(edge)).gpu;
     const bool forward = to == (from + 1) % P;
     CHECK(model.bytes(edge) == Approx(forward ? (P - 1) * kv_chunk_bytes : 0.0));
     CHECK(model.data(model.index(edge, LinkTableModel::BytesColumn), LinkTableModel::BytesRole).toDouble() ==
@@ -214,10 +214,10 @@ TEST_CASE("gui::layout_network: each topology in its own shape", "[gui]") {
     const topo::Topology ring = topo::load_topology("ring-8");
     const NetworkLayout layout = layout_network(ring);
     for (int gpu = 0; gpu < 8; ++gpu) {
-      const QPointF p = layout.vertex_positions[ring.gpu_vertices[static_cast<size_t>(gpu)]];
+      const QPointF p = layout.vertex_positions[static_cast<size_t>(ring.gpu_vertex(gpu))];
       CHECK(std::hypot(p.x() - 0.5, p.y() - 0.5) == Approx(0.42));
     }
-    const QPointF top = layout.vertex_positions[ring.gpu_vertices[0]];
+    const QPointF top = layout.vertex_positions[static_cast<size_t>(ring.gpu_vertex(0))];
     CHECK(top.x() == Approx(0.5));
     CHECK(top.y() < 0.5);
   }
@@ -225,9 +225,9 @@ TEST_CASE("gui::layout_network: each topology in its own shape", "[gui]") {
     const topo::Topology torus = topo::load_topology("torus-4x2");
     const NetworkLayout layout = layout_network(torus);
     std::set<double> xs, ys;
-    for (auto vertex : torus.gpu_vertices) {
-      xs.insert(layout.vertex_positions[vertex].x());
-      ys.insert(layout.vertex_positions[vertex].y());
+    for (int32_t gpu = 0; gpu < torus.gpu_count(); ++gpu) {
+      xs.insert(layout.vertex_positions[static_cast<size_t>(torus.gpu_vertex(gpu))].x());
+      ys.insert(layout.vertex_positions[static_cast<size_t>(torus.gpu_vertex(gpu))].y());
     }
     CHECK(xs.size() == 4);
     CHECK(ys.size() == 2);
@@ -238,7 +238,7 @@ TEST_CASE("gui::layout_network: each topology in its own shape", "[gui]") {
     double gpu_y = 0, spine_y = 1, leaf_y = 1;
     for (size_t vertex = 0; vertex < layout.vertex_positions.size(); ++vertex) {
       const double y = layout.vertex_positions[vertex].y();
-      switch (cluster.graph[vertex].kind) {
+      switch (cluster.vertex(static_cast<int32_t>(vertex)).kind) {
         case topo::VertexKind::gpu: gpu_y = std::max(gpu_y, y); break;
         case topo::VertexKind::spine: spine_y = std::min(spine_y, y); break;
         case topo::VertexKind::leaf: leaf_y = std::min(leaf_y, y); break;
@@ -250,8 +250,8 @@ TEST_CASE("gui::layout_network: each topology in its own shape", "[gui]") {
     // Every GPU of server 0 left of every GPU of server 1.
     for (int a = 0; a < 8; ++a)
       for (int b = 8; b < 16; ++b)
-        CHECK(layout.vertex_positions[cluster.gpu_vertices[static_cast<size_t>(a)]].x() <
-              layout.vertex_positions[cluster.gpu_vertices[static_cast<size_t>(b)]].x());
+        CHECK(layout.vertex_positions[static_cast<size_t>(cluster.gpu_vertex(a))].x() <
+              layout.vertex_positions[static_cast<size_t>(cluster.gpu_vertex(b))].x());
   }
 }
 
@@ -298,7 +298,7 @@ TEST_CASE("gui::run_scenario: a cancelled run stops at the next phase; compare c
   CHECK(std::is_sorted(percents.begin(), percents.end()));
   CHECK(percents.back() == 100);
   // Every candidate of plan_candidates is either costed or listed as not applicable.
-  const auto candidates = plan_candidates(result->schedule.problem, 4, result->schedule.layout);
+  const auto candidates = schedules::plan_candidates(result->schedule.problem, 4, result->schedule.layout);
   CHECK(result->compare.size() + result->compare_skipped.size() == candidates.size());
   CHECK(std::count_if(result->compare.begin(), result->compare.end(), [](const CompareRow& row) { return row.is_current; }) >= 1);
 }

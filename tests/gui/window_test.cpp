@@ -148,14 +148,14 @@ TEST_CASE("gui::MainWindow: set parameters, run, and every view renders the sche
     const QImage image = view->grab().toImage();
     std::set<QRgb> colours;
     for (int gpu = 0; gpu < 4; ++gpu) {
-      const QPointF p = view->vertexPosition(static_cast<int>(result->topology.gpu_vertices[static_cast<size_t>(gpu)]));
+      const QPointF p = view->vertexPosition(result->topology.gpu_vertex(gpu));
       CHECK(image.pixel(p.toPoint()) == rgb(gpu_color(gpu)));  // linear placement: rank = GPU
       colours.insert(image.pixel(p.toPoint()));
     }
     CHECK(colours.size() == 4);
     // Somewhere between GPU 0 and GPU 1 a link is drawn (not the background).
-    const QPointF a = view->vertexPosition(static_cast<int>(result->topology.gpu_vertices[0]));
-    const QPointF b = view->vertexPosition(static_cast<int>(result->topology.gpu_vertices[1]));
+    const QPointF a = view->vertexPosition(result->topology.gpu_vertex(0));
+    const QPointF b = view->vertexPosition(result->topology.gpu_vertex(1));
     const int edge = view->edgeAt((a + b) / 2);
     CHECK(edge >= 0);
     // All four forward links carry the same bytes, the most of any link: drawn in the hottest

@@ -6,14 +6,16 @@
 
 #include <string>
 
-#include "tessera/costmodel/checker.hpp"
-#include "tessera/costmodel/plan_hardware.hpp"
+#include "tessera/schedules/checker.hpp"
+#include "tessera/scenario/plan_hardware.hpp"
 #include "tessera/scenario/plan_hardware.hpp"
 #include "tessera/topologies/builders.hpp"
 #include "tessera/topologies/routed_network.hpp"
 #include "tessera/topologies/routing.hpp"
 
 using namespace tessera;
+using namespace tessera::schedules;
+using namespace tessera::costmodel;
 
 namespace {
 
@@ -95,14 +97,14 @@ TEST_CASE("the analytical model charges each path its own message latency", "[sc
   for (const auto& [other, message_s] : {std::pair{1, 8.4e-6 + 3.4e-6}, std::pair{4, 8.4e-6 + 14.0e-6}}) {
     double wire_s = 0, narrowest = 1e300;
     for (int32_t edge : router.route(0, other)) {
-      const topo::LinkInfo& link = cluster.graph[cluster.edges[static_cast<size_t>(edge)]];
+      const topo::LinkInfo& link = cluster.link(edge);
       wire_s += link.latency_s;
       narrowest = std::min(narrowest, link.bytes_per_s);
     }
     const double transfer_s = wire_s + message_s + chunk_bytes / narrowest;
     const topo::RoutedNetwork network(cluster, {0, other});
     INFO("ranks on GPUs 0 and " << other);
-    CHECK(cost_schedule(schedule, grid, check.analysis, hardware, &network).time_s ==
+    CHECK(cost_schedule(schedules::check(schedule), hardware, &network).time_s ==
           Approx(std::max(block_s, transfer_s) + block_s).epsilon(1e-12));
   }
 }
@@ -124,7 +126,7 @@ TEST_CASE("each ring is weighed by its own narrowest link and slowest hop", "[sc
   for (int32_t rank = 0; rank < 8; ++rank) {
     double wire_s = 0;
     for (int32_t edge : router.route(rank, (rank + 4) % 8))
-      wire_s += cluster.graph[cluster.edges[static_cast<size_t>(edge)]].latency_s;
+      wire_s += cluster.link(edge).latency_s;
     slowest_wire_s = std::max(slowest_wire_s, wire_s);
   }
   CHECK(slowest_wire_s > 2e-6);  // it leaves the server: NICs and a switch
@@ -147,11 +149,11 @@ TEST_CASE("the planner weighs the ring it runs on", "[scenario][planner]") {
   const Hardware hardware;  // H100 at 60 %, 50 GB/s and 5 us uniform, NCCL's message costs
 
   scenario::PlanTarget uniform{hardware, nullptr, "linear", {}, std::nullopt};
-  CHECK(received_order(scenario::generate_checked("mesh", problem, options, uniform).schedule) == "kqqq");
+  CHECK(received_order(scenario::generate_checked("mesh", problem, options, uniform).schedule()) == "kqqq");
 
   scenario::PlanTarget placed{hardware, &cluster, "linear", {}, std::nullopt};
-  CHECK(received_order(scenario::generate_checked("mesh", problem, options, placed).schedule) == "qqqk");
+  CHECK(received_order(scenario::generate_checked("mesh", problem, options, placed).schedule()) == "qqqk");
   // The same with the placement already chosen.
   placed.ranks = linear(8);
-  CHECK(received_order(scenario::generate_checked("mesh", problem, options, placed).schedule) == "qqqk");
+  CHECK(received_order(scenario::generate_checked("mesh", problem, options, placed).schedule()) == "qqqk");
 }

@@ -10,8 +10,8 @@
 #include <cmath>
 
 #include "tessera/costmodel/cost.hpp"
-#include "tessera/scenario/pipeline.hpp"
 #include "tessera/scenario/scenario.hpp"
+#include "tessera/schedules/generators.hpp"
 #include "tessera/sim/collective_sim.hpp"
 #include "tessera/sim/gpu_profile.hpp"
 #include "tessera/sim/overheads.hpp"
@@ -26,14 +26,14 @@ using namespace tessera;
 namespace {
 
 // The command line's defaults (H = 32, G = 8, d = 128, bf16, causal, both passes) at `seq`.
-scenario::CheckedSchedule mesh_8x32(const std::string& seq) {
+schedules::CheckedSchedule mesh_8x32(const std::string& seq) {
   scenario::ProblemText problem;
   problem.gpus = "256";
   problem.seq = seq;
   scenario::ScheduleText schedule;
   schedule.algorithm = "mesh";
   schedule.tile = "8x32";
-  return scenario::generate_checked("mesh", scenario::make_problem(problem), scenario::make_options(problem, schedule));
+  return schedules::generate_checked("mesh", scenario::make_problem(problem), scenario::make_options(problem, schedule));
 }
 
 }  // namespace
@@ -53,13 +53,13 @@ TEST_CASE("PXN: a rank-order ring all-gather over h100-ib:32 moves at the NIC ra
   std::vector<int32_t> linear(ranks);
   for (int32_t rank = 0; rank < ranks; ++rank) linear[static_cast<size_t>(rank)] = rank;
   const sim::CollectiveResult pxn =
-      sim::simulate_collective(sim::CollectiveAlgorithm::all_gather, bytes, cluster, linear, sim::Fidelity::flow);
+      sim::simulate_collective(CollectiveKind::all_gather, bytes, cluster, linear, sim::Fidelity::flow);
   const double expected_s = (ranks - 1) * (bytes / ranks / nic_bytes_per_s + hop_latency_s);
   CHECK(pxn.makespan_s == Approx(expected_s).epsilon(0.01));
   CHECK(pxn.busbw_bytes_per_s > 0.97 * nic_bytes_per_s);
   topo::set_routing(cluster, "ecmp");
   const sim::CollectiveResult ecmp =
-      sim::simulate_collective(sim::CollectiveAlgorithm::all_gather, bytes, cluster, linear, sim::Fidelity::flow);
+      sim::simulate_collective(CollectiveKind::all_gather, bytes, cluster, linear, sim::Fidelity::flow);
   CHECK(ecmp.makespan_s > pxn.makespan_s);
 }
 
@@ -70,13 +70,13 @@ TEST_CASE("placement auto: Mesh 8x32 on h100-ib:32 keeps Q-rings in servers and 
   // servers; under either routing the least loaded busiest link needs every such hop on one
   // rail (PXN would otherwise detour over NVLink, ECMP over the spines).
   const int32_t a = 8, gpus_per_server = 8;
-  const scenario::CheckedSchedule checked = mesh_8x32("64K");  // the structure does not depend on N
-  const Schedule& schedule = checked.schedule;
+  const schedules::CheckedSchedule checked = mesh_8x32("64K");  // the structure does not depend on N
+  const Schedule& schedule = checked.schedule();
   for (const char* routing : {"pxn", "ecmp"}) {
     INFO("routing " << routing);
     topo::Topology cluster = topo::load_topology("h100-ib:32");
     topo::set_routing(cluster, routing);
-    const topo::RankPlacement placed = topo::choose_placement(cluster, schedule, *checked.grid, "auto");
+    const topo::RankPlacement placed = topo::choose_placement(cluster, checked, "auto");
     const std::vector<int32_t>& gpu = placed.gpu_of_rank;
     int32_t kv_hops_between_servers = 0, q_ring_sends = 0;
     for (const Op& op : schedule.ops) {
@@ -104,27 +104,27 @@ TEST_CASE("placement auto: Mesh 8x32 on h100-ib:32 simulates within 10 % of its 
   // 4096-token chunks, so the analytical time is about 0.659 / 0.6 = 1.098 x the simulated one.
   // With the analytical efficiency set to the profile's, the two differ by the network only:
   // within 2 %.
-  const scenario::CheckedSchedule checked = mesh_8x32("1M");
-  const Schedule& schedule = checked.schedule;
+  const schedules::CheckedSchedule checked = mesh_8x32("1M");
+  const Schedule& schedule = checked.schedule();
   const topo::Topology cluster = topo::load_topology("h100-ib:32");
-  Hardware hardware = scenario::make_hardware(scenario::HardwareValues{});
+  costmodel::Hardware hardware = scenario::make_hardware(scenario::HardwareValues{});
   sim::GpuProfile gpu = sim::gpu_profile("h100");
   sim::SimOptions options;
   sim::apply_overheads(hardware, "", gpu, options);
   topo::PlacementSearch search;
   search.simulated_s = [&](const std::vector<int32_t>& ranks) {
-    return sim::simulate(schedule, *checked.grid, checked.analysis, cluster, ranks, gpu, options).makespan_s;
+    return sim::simulate(checked, cluster, ranks, gpu, options).makespan_s;
   };
-  const topo::RankPlacement placed = topo::choose_placement(cluster, schedule, *checked.grid, "auto", search);
+  const topo::RankPlacement placed = topo::choose_placement(cluster, checked, "auto", search);
   const double simulated_s = search.simulated_s(placed.gpu_of_rank);
   const topo::RoutedNetwork routed(cluster, placed.gpu_of_rank);
-  const double analytic_s = cost_schedule(schedule, *checked.grid, checked.analysis, hardware, &routed).time_s;
+  const double analytic_s = costmodel::cost_schedule(checked, hardware, &routed).time_s;
   INFO("placement " << placed.order << ": simulated " << simulated_s << " s, analytic " << analytic_s << " s");
   CHECK(std::abs(simulated_s / analytic_s - 1) < 0.10);
 
   const double chunk_tokens = static_cast<double>(schedule.problem.seq_len) / schedule.gpus;
   hardware.compute_efficiency = gpu.efficiency(chunk_tokens, chunk_tokens);
-  const double matched_s = cost_schedule(schedule, *checked.grid, checked.analysis, hardware, &routed).time_s;
+  const double matched_s = costmodel::cost_schedule(checked, hardware, &routed).time_s;
   INFO("analytic with the profile's efficiency " << matched_s << " s");
   CHECK(std::abs(simulated_s / matched_s - 1) < 0.02);
 }

@@ -8,10 +8,11 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "tessera/core/data_size.hpp"
-#include "tessera/costmodel/checker.hpp"
-#include "tessera/costmodel/generators.hpp"
+#include "tessera/schedules/checker.hpp"
+#include "tessera/schedules/generators.hpp"
 #include "tessera/sim/gpu_profile.hpp"
 #include "tessera/sim/simulator.hpp"
 #include "tessera/topologies/builders.hpp"
@@ -19,14 +20,14 @@
 #include "tessera/topologies/placement.hpp"
 
 using namespace tessera;
+using namespace tessera::schedules;
 
 namespace {
 
 struct Run {
-  Schedule schedule;
-  std::unique_ptr<BlockGrid> grid;
-  CheckResult check;
+  std::optional<CheckedSchedule> checked;
   sim::SimResult result;
+  const Schedule& schedule() const { return checked->schedule(); }
 };
 
 // Every overhead is set explicitly, so the closed forms below hold whatever the defaults are.
@@ -49,13 +50,9 @@ sim::GpuProfile no_launch_profile() {
 Run simulate(const std::string& algorithm, const Problem& problem, GeneratorOptions options, const topo::Topology& topology,
              const std::string& placement = "linear") {
   Run run;
-  run.schedule = generate_schedule(algorithm, problem, options);
-  run.grid = std::make_unique<BlockGrid>(problem, run.schedule.layout, options.gpus);
-  run.check = check_schedule(run.schedule, *run.grid);
-  INFO(run.check.violation);
-  REQUIRE(run.check.ok());
-  const auto ranks = topo::place_ranks(topology, run.schedule, placement);
-  run.result = sim::simulate(run.schedule, *run.grid, run.check.analysis, topology, ranks, no_launch_profile(), plain_options());
+  run.checked = schedules::check(generate_schedule(algorithm, problem, options));
+  const auto ranks = topo::place_ranks(topology, *run.checked, placement);
+  run.result = sim::simulate(*run.checked, topology, ranks, no_launch_profile(), plain_options());
   return run;
 }
 
@@ -82,13 +79,13 @@ GeneratorOptions options_for(int32_t gpus, Layout layout, int32_t buffers = 2) {
 // The most buffers held at once on any (GPU, receive stream): a receive holds one from its
 // start until every op that frees it (ScheduleAnalysis::releases) has finished.
 int32_t most_buffers_held(const Run& run) {
-  const Schedule& schedule = run.schedule;
+  const Schedule& schedule = run.schedule();
   std::map<std::pair<int32_t, int32_t>, std::vector<std::pair<double, int>>> events;  // (gpu, stream) -> (time, +1/-1)
   for (size_t index = 0; index < schedule.ops.size(); ++index) {
     const Op& op = schedule.ops[index];
     if (op.kind != OpKind::recv) continue;
     double freed = run.result.op_finish_s[index];
-    for (uint32_t release : run.check.analysis.releases_of(index)) freed = std::max(freed, run.result.op_finish_s[release]);
+    for (uint32_t release : run.checked->analysis().releases_of(index)) freed = std::max(freed, run.result.op_finish_s[release]);
     auto& list = events[{op.gpu, op.stream}];
     list.emplace_back(run.result.op_start_s[index], +1);
     list.emplace_back(freed, -1);
@@ -120,9 +117,10 @@ RingSteps ring_steps(int32_t gpus, double bandwidth, double latency) {
   steps.run = simulate("ring", problem, options_for(gpus, Layout::contiguous),
                        topo::build_fully_connected(gpus, bandwidth, latency));
   steps.transfer_s = latency + static_cast<double>(item_bytes(problem, 1, 4096, DataKind::KV)) / bandwidth;
-  for (const Op& op : steps.run.schedule.ops)
+  const CheckedSchedule& checked = *steps.run.checked;
+  for (const Op& op : checked.schedule().ops)
     if (op.kind == OpKind::compute && op.gpu == 0)
-      steps.block_s = sim::op_compute_s(steps.run.schedule, *steps.run.grid, op, no_launch_profile());
+      steps.block_s = sim::op_compute_s(checked.schedule(), checked.grid(), op, no_launch_profile());
   return steps;
 }
 

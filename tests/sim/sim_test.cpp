@@ -7,15 +7,19 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tessera/costmodel/checker.hpp"
-#include "tessera/costmodel/generators.hpp"
+#include "tessera/schedules/checker.hpp"
+#include "tessera/schedules/generators.hpp"
 #include "tessera/sim/collective_sim.hpp"
 #include "tessera/sim/flow_network.hpp"
 #include "tessera/sim/gpu_profile.hpp"
 #include "tessera/sim/trace.hpp"
 #include "tessera/topologies/builders.hpp"
 
+#include "common/scratch.hpp"
+
 using namespace tessera;
+using namespace tessera::schedules;
+using test_support::scratch_path;
 
 TEST_CASE("max-min sharing: the three-flow example", "[sim][maxmin]") {
   // L1 = 1 GB/s, L2 = 2 GB/s; a on (L1, L2), b on L1, c on L2, 1 GB each. L1 is the
@@ -49,7 +53,7 @@ TEST_CASE("ring all-reduce takes 2(N-1)/N S/B", "[sim][collective]") {
     topo::Topology ring = topo::build_ring(ranks, bandwidth, 0, false);
     std::vector<int32_t> placement(static_cast<size_t>(ranks));
     for (int32_t rank = 0; rank < ranks; ++rank) placement[static_cast<size_t>(rank)] = rank;
-    auto result = sim::simulate_collective(sim::CollectiveAlgorithm::all_reduce, bytes, ring, placement, sim::Fidelity::flow);
+    auto result = sim::simulate_collective(CollectiveKind::all_reduce, bytes, ring, placement, sim::Fidelity::flow);
     double expected = 2.0 * (ranks - 1) / ranks * bytes / bandwidth;
     INFO("N = " << ranks);
     CHECK(std::abs(result.makespan_s - expected) / expected <= 1e-9);
@@ -58,12 +62,28 @@ TEST_CASE("ring all-reduce takes 2(N-1)/N S/B", "[sim][collective]") {
   }
 }
 
+TEST_CASE("ring all-reduce with link latency takes 2(N-1) (alpha + S/(N B))", "[sim][collective]") {
+  // The worked check of research/simulators.md 3.2: 1 GiB over 8 ranks on a unidirectional
+  // ring of 400 GB/s links with 0.93625 us latency. Each of the 14 steps moves S/8 over one
+  // link, then pays its latency: 14 x 0.93625 us + 1.75 x 1 GiB / 400 GB/s = 4.7107 ms, and a
+  // bus bandwidth of 1.75 S / t = 398.9 GB/s. No link is shared, so alpha-beta agrees.
+  const double bytes = 1073741824.0;
+  topo::Topology ring = topo::build_ring(8, 400e9, 0.93625e-6, false);
+  const std::vector<int32_t> placement = {0, 1, 2, 3, 4, 5, 6, 7};
+  for (sim::Fidelity fidelity : {sim::Fidelity::flow, sim::Fidelity::alpha_beta}) {
+    auto result = sim::simulate_collective(CollectiveKind::all_reduce, bytes, ring, placement, fidelity);
+    INFO(sim::to_string(fidelity));
+    CHECK(result.makespan_s * 1e3 == Approx(4.7107).margin(5e-5));
+    CHECK(result.busbw_bytes_per_s / 1e9 == Approx(398.9).margin(0.05));
+  }
+}
+
 TEST_CASE("a latency-only chain adds the hop latencies", "[sim][latency]") {
   // Rank 0 on GPU 0, rank 1 on GPU 3 of a unidirectional ring: 3 hops of 1 us, 1 byte.
   topo::Topology ring = topo::build_ring(4, 1e9, 1e-6, false);
-  auto result = sim::simulate_collective(sim::CollectiveAlgorithm::send_recv, 1, ring, {0, 3}, sim::Fidelity::flow);
+  auto result = sim::simulate_collective(CollectiveKind::send_recv, 1, ring, {0, 3}, sim::Fidelity::flow);
   CHECK(result.makespan_s == Approx(3e-6 + 1.0 / 1e9).epsilon(1e-12));
-  auto alpha_beta = sim::simulate_collective(sim::CollectiveAlgorithm::send_recv, 1, ring, {0, 3}, sim::Fidelity::alpha_beta);
+  auto alpha_beta = sim::simulate_collective(CollectiveKind::send_recv, 1, ring, {0, 3}, sim::Fidelity::alpha_beta);
   CHECK(alpha_beta.makespan_s == Approx(3e-6 + 1.0 / 1e9).epsilon(1e-12));
 }
 
@@ -78,17 +98,14 @@ Simulated run(const std::string& algorithm, const Problem& problem, int32_t gpus
   GeneratorOptions options;
   options.gpus = gpus;
   options.layout = Layout::contiguous;
-  Schedule schedule = generate_schedule(algorithm, problem, options);
-  BlockGrid grid(problem, Layout::contiguous, gpus);
-  CheckResult check = check_schedule(schedule, grid);
-  REQUIRE(check.ok());
+  const CheckedSchedule checked = schedules::check(generate_schedule(algorithm, problem, options));
   std::vector<int32_t> placement(static_cast<size_t>(gpus));
   for (int32_t rank = 0; rank < gpus; ++rank) placement[static_cast<size_t>(rank)] = rank;
   sim::SimOptions options_sim;
   options_sim.fidelity = fidelity;
   options_sim.set_message_costs(MessageCosts::none());  // the closed forms below count wires only
-  auto result = sim::simulate(schedule, grid, check.analysis, topology, placement, gpu, options_sim);
-  return {std::move(schedule), std::move(result)};
+  auto result = sim::simulate(checked, topology, placement, gpu, options_sim);
+  return {checked.schedule(), std::move(result)};
 }
 
 Problem full_forward(int64_t seq_len) {
@@ -130,9 +147,9 @@ TEST_CASE("transfers sharing a link share its bandwidth", "[sim][maxmin]") {
   // All-to-all of 3 ranks through one switch: every uplink and every downlink carries two
   // flows of S/3, so each runs at half the link rate (alpha-beta ignores the sharing).
   topo::Topology star = topo::build_switch(3, 1e9, 0);
-  auto result = sim::simulate_collective(sim::CollectiveAlgorithm::all_to_all, 3e9, star, {0, 1, 2}, sim::Fidelity::flow);
+  auto result = sim::simulate_collective(CollectiveKind::all_to_all, 3e9, star, {0, 1, 2}, sim::Fidelity::flow);
   CHECK(result.makespan_s == Approx(2.0).epsilon(1e-12));
-  auto alpha_beta = sim::simulate_collective(sim::CollectiveAlgorithm::all_to_all, 3e9, star, {0, 1, 2},
+  auto alpha_beta = sim::simulate_collective(CollectiveKind::all_to_all, 3e9, star, {0, 1, 2},
                                              sim::Fidelity::alpha_beta);
   CHECK(alpha_beta.makespan_s == Approx(1.0).epsilon(1e-12));
 }
@@ -178,6 +195,30 @@ TEST_CASE("a schedule's all-gather runs the ring algorithm", "[sim][collective]"
   CHECK(simulated.result.makespan_s >= simulated.result.lower_bound_s);
 }
 
+TEST_CASE("a schedule's all-gather and a standalone all-gather run the same ring", "[sim][collective]") {
+  // 8 GPUs on a switch of 10 GB/s links with 3 us latency, no per-message costs. The schedule's
+  // all-gather gathers one K/V chunk from every GPU; the standalone one gathers 8 such chunks
+  // (nccl-tests counts the gathered output). Both are 7 ring steps, each one chunk through the
+  // switch (two links, so twice the latency): 7 (c / B + 6 us).
+  const int32_t gpus = 8;
+  const double bandwidth = 10e9, latency_s = 3e-6;
+  const topo::Topology star = topo::build_switch(gpus, bandwidth, latency_s);
+  const double chunk_bytes = 1024.0 * 8 * (64 + 64) * 2;
+  const std::vector<int32_t> placement = {0, 1, 2, 3, 4, 5, 6, 7};
+  const auto standalone =
+      sim::simulate_collective(CollectiveKind::all_gather, gpus * chunk_bytes, star, placement, sim::Fidelity::flow);
+  CHECK(standalone.makespan_s == Approx((gpus - 1) * (chunk_bytes / bandwidth + 2 * latency_s)).epsilon(1e-12));
+  auto simulated = run("all-gather", full_forward(8192), gpus, star, sim::Fidelity::flow);
+  size_t collectives = 0;
+  for (size_t index = 0; index < simulated.schedule.ops.size(); ++index) {
+    if (simulated.schedule.ops[index].kind != OpKind::collective) continue;
+    ++collectives;
+    CHECK(simulated.result.op_finish_s[index] - simulated.result.op_start_s[index] ==
+          Approx(standalone.makespan_s).epsilon(1e-12));
+  }
+  CHECK(collectives == static_cast<size_t>(gpus));
+}
+
 TEST_CASE("chunked messages pay latency per chunk", "[sim][chunks]") {
   // A 2-GPU forward ring sends one K/V chunk; split into 4 chunks on a 1-hop-latency path it
   // takes 4 (alpha + c / B) instead of alpha + 4c / B: 3 alpha more.
@@ -186,17 +227,15 @@ TEST_CASE("chunked messages pay latency per chunk", "[sim][chunks]") {
   GeneratorOptions options;
   options.gpus = 2;
   options.layout = Layout::contiguous;
-  Schedule schedule = generate_schedule("ring", problem, options);
-  BlockGrid grid(problem, Layout::contiguous, 2);
-  CheckResult check = check_schedule(schedule, grid);
-  REQUIRE(check.ok());
+  const CheckedSchedule checked = schedules::check(generate_schedule("ring", problem, options));
+  const Schedule& schedule = checked.schedule();
   const double message_bytes = 1024.0 * 8 * 128 * 2;
   sim::SimOptions whole, chunked;
   whole.set_message_costs(MessageCosts::none());  // latency here is the link's alone
   chunked.set_message_costs(MessageCosts::none());
   chunked.chunk_bytes = message_bytes / 4;
-  auto a = sim::simulate(schedule, grid, check.analysis, pair, {0, 1}, sim::GpuProfile{}, whole);
-  auto b = sim::simulate(schedule, grid, check.analysis, pair, {0, 1}, sim::GpuProfile{}, chunked);
+  auto a = sim::simulate(checked, pair, {0, 1}, sim::GpuProfile{}, whole);
+  auto b = sim::simulate(checked, pair, {0, 1}, sim::GpuProfile{}, chunked);
   for (size_t index = 0; index < schedule.ops.size(); ++index) {
     if (schedule.ops[index].kind != OpKind::recv) continue;
     double whole_s = a.op_finish_s[index] - a.op_start_s[index];
@@ -217,10 +256,10 @@ TEST_CASE("a pipelined tree all-reduce on a switch", "[sim][collective]") {
   const double bytes = 1e9, bandwidth = 1e9;
   const int32_t chunks = 4;
   topo::Topology star = topo::build_switch(3, bandwidth, 0);
-  auto result = sim::simulate_collective(sim::CollectiveAlgorithm::all_reduce, bytes, star, {0, 1, 2},
+  auto result = sim::simulate_collective(CollectiveKind::all_reduce, bytes, star, {0, 1, 2},
                                          sim::Fidelity::flow, sim::AllReduceShape::tree, chunks);
   CHECK(result.makespan_s == Approx((chunks + 1) * (bytes / chunks) / (bandwidth / 2)).epsilon(1e-12));
-  CHECK_THROWS(sim::simulate_collective(sim::CollectiveAlgorithm::all_gather, bytes, star, {0, 1, 2},
+  CHECK_THROWS(sim::simulate_collective(CollectiveKind::all_gather, bytes, star, {0, 1, 2},
                                         sim::Fidelity::flow, sim::AllReduceShape::tree));
 }
 
@@ -237,17 +276,15 @@ TEST_CASE("one channel per GPU serialises its transfers", "[sim][channels]") {
   options.layout = Layout::contiguous;
   problem.heads = 3;
   problem.kv_heads = 3;
-  Schedule schedule = generate_schedule("ulysses", problem, options);
-  BlockGrid grid(problem, Layout::contiguous, 3);
-  CheckResult check = check_schedule(schedule, grid);
-  REQUIRE(check.ok());
+  const CheckedSchedule checked = schedules::check(generate_schedule("ulysses", problem, options));
+  const Schedule& schedule = checked.schedule();
   sim::SimOptions unlimited, one;
   unlimited.set_message_costs(MessageCosts::none());  // bandwidth alone sets the 1.5 ratio
   one.set_message_costs(MessageCosts::none());
   one.channels = 1;
-  auto a = sim::simulate(schedule, grid, check.analysis, star, {0, 1, 2}, sim::GpuProfile{}, unlimited);
-  auto b = sim::simulate(schedule, grid, check.analysis, star, {0, 1, 2}, sim::GpuProfile{}, one);
-  auto c = sim::simulate(schedule, grid, check.analysis, star, {0, 1, 2}, sim::GpuProfile{}, one);
+  auto a = sim::simulate(checked, star, {0, 1, 2}, sim::GpuProfile{}, unlimited);
+  auto b = sim::simulate(checked, star, {0, 1, 2}, sim::GpuProfile{}, one);
+  auto c = sim::simulate(checked, star, {0, 1, 2}, sim::GpuProfile{}, one);
   CHECK(b.makespan_s >= a.makespan_s);
   CHECK(b.makespan_s == c.makespan_s);
   for (size_t index = 0; index < schedule.ops.size(); ++index)
@@ -272,13 +309,13 @@ TEST_CASE("the simulation is deterministic bit for bit", "[sim]") {
 }
 
 TEST_CASE("a calibration file replaces the profile's figures", "[sim][calibration]") {
-  std::ofstream("sim_test_calibration.json") << R"({"gpu": "a100", "max_efficiency": 0.5, "launch_overhead_s": 1e-5})";
-  sim::GpuProfile profile = sim::read_calibration("sim_test_calibration.json");
+  std::ofstream(scratch_path("sim_test_calibration.json")) << R"({"gpu": "a100", "max_efficiency": 0.5, "launch_overhead_s": 1e-5})";
+  sim::GpuProfile profile = sim::read_calibration(scratch_path("sim_test_calibration.json"));
   CHECK(profile.max_efficiency == 0.5);
   CHECK(profile.launch_overhead_s == 1e-5);
   CHECK(profile.peak_flops_per_s_16bit == 312e12);  // A100 figure kept
-  std::ofstream("sim_test_bad_calibration.json") << R"({"max_efficiency": -1})";
-  CHECK_THROWS_WITH(sim::read_calibration("sim_test_bad_calibration.json"), Catch::Contains("max_efficiency"));
+  std::ofstream(scratch_path("sim_test_bad_calibration.json")) << R"({"max_efficiency": -1})";
+  CHECK_THROWS_WITH(sim::read_calibration(scratch_path("sim_test_bad_calibration.json")), Catch::Contains("max_efficiency"));
 }
 
 TEST_CASE("a backward rate ratio scales backward block times only", "[sim][calibration]") {
@@ -318,10 +355,7 @@ TEST_CASE("a cancel flag stops a running simulation", "[sim][cancel]") {
   problem.pass = Pass::both;
   GeneratorOptions options;
   options.gpus = 64;
-  Schedule schedule = generate_schedule("ring", problem, options);
-  BlockGrid grid(schedule.problem, schedule.layout, schedule.chunks());
-  CheckResult check = check_schedule(schedule, grid);
-  REQUIRE(check.ok());
+  const CheckedSchedule checked = schedules::check(generate_schedule("ring", problem, options));
   topo::Topology topology = topo::build_switch(64, 50e9, 1e-6);
   std::vector<int32_t> placement(64);
   for (int32_t rank = 0; rank < 64; ++rank) placement[static_cast<size_t>(rank)] = rank;
@@ -329,9 +363,9 @@ TEST_CASE("a cancel flag stops a running simulation", "[sim][cancel]") {
   sim::SimOptions sim_options;
   sim_options.cancel = &cancel;
   // Not set: the run completes (and has enough events for the flag to be looked at).
-  sim::SimResult result = sim::simulate(schedule, grid, check.analysis, topology, placement, sim::gpu_profile("h100"), sim_options);
+  sim::SimResult result = sim::simulate(checked, topology, placement, sim::gpu_profile("h100"), sim_options);
   REQUIRE(result.events > 4096);
   cancel = true;
-  CHECK_THROWS_AS(sim::simulate(schedule, grid, check.analysis, topology, placement, sim::gpu_profile("h100"), sim_options),
+  CHECK_THROWS_AS(sim::simulate(checked, topology, placement, sim::gpu_profile("h100"), sim_options),
                   sim::SimulationCancelled);
 }

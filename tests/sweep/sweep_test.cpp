@@ -9,13 +9,14 @@
 #include <string>
 
 #include "tessera/core/error.hpp"
-#include "tessera/costmodel/generators.hpp"
+#include "tessera/schedules/generators.hpp"
 #include "tessera/sweep/evaluate.hpp"
 #include "tessera/sweep/points.hpp"
 #include "tessera/sweep/results.hpp"
 #include "tessera/sweep/spec.hpp"
 
 using namespace tessera;
+using namespace tessera::schedules;
 using namespace tessera::sweep;
 
 namespace {
@@ -98,6 +99,49 @@ TEST_CASE("a well-formed spec reads every section", "[sweep][spec]") {
   // 2 gpus x 2 zipped pairs = 4, minus (8, mesh) = 3.
   CHECK(product_size(spec) == 4);
   CHECK(enumerate_points(spec).size() == 3);
+}
+
+TEST_CASE("spec bandwidths carry their unit; their columns hold GB/s", "[sweep][spec][units]") {
+  // 400 Gb/s = 400e9 / 8 B/s = 50 GB/s; 100 Gb/s = 12.5 GB/s; 1.6 Tb/s = 200 GB/s; 3.35 TB/s = 3350 GB/s.
+  const Spec spec = parse_spec(
+      "fixed:\n  algo: ring\n  hbm_bandwidth: 3.35TB/s\naxes:\n  - bandwidth: [100Gb/s, 400Gb/s, 1.6Tb/s, 50GB/s]\n"
+      "skip:\n  - {bandwidth: 50GB/s}\n",
+      "units.yaml");
+  CHECK(spec.fixed[static_cast<size_t>(Field::hbm_gbps)] == "3350");
+  REQUIRE(spec.axes.size() == 1);
+  CHECK(spec.axes[0].fields == std::vector<Field>{Field::bandwidth_gbps});
+  CHECK(spec.axes[0].values[0] == std::vector<std::string>{"12.5", "50", "200", "50"});
+  // The skip rule, written in GB/s, drops the two points written as 400Gb/s and 50GB/s.
+  CHECK(enumerate_points(spec).size() == 2);
+
+  // The deprecated spelling: a number of GB/s, kept as written.
+  const Spec old = parse_spec("fixed:\n  algo: ring\n  bandwidth_gbps: 50\n  hbm_gbps: 3350\n", "old.yaml");
+  CHECK(old.fixed[static_cast<size_t>(Field::bandwidth_gbps)] == "50");
+  CHECK(old.fixed[static_cast<size_t>(Field::hbm_gbps)] == "3350");
+
+  CHECK(error_of("fixed:\n  algo: ring\n  bandwidth: 50\n").rfind(
+            "spec.yaml:3: fixed.bandwidth: '50' has no unit: write 50GB/s (bytes per second) or 50Gb/s", 0) == 0);
+  CHECK(error_of("fixed:\n  algo: ring\n  hbm_bandwidth: 3TiB/s\n").rfind("spec.yaml:3: fixed.hbm_bandwidth: ", 0) ==
+        0);
+  CHECK(error_of("fixed:\n  algo: ring\n  bandwidth_gbps: 400Gb/s\n")
+            .rfind("spec.yaml:3: fixed.bandwidth_gbps: '400Gb/s' is not a number (of GB/s); a bandwidth with its "
+                   "unit goes under bandwidth: 400Gb/s",
+                   0) == 0);
+  CHECK(error_of("fixed:\n  algo: ring\n  bandwidth_gbps: 50\naxes:\n  - bandwidth: [400Gb/s]\n")
+            .rfind("spec.yaml:5: axes[0]: field 'bandwidth' is already given on line 3", 0) == 0);
+}
+
+TEST_CASE("a spec's defaults are the command line's, from the hardware presets", "[sweep][spec]") {
+  // H100 SXM at 60 % of 989 TFLOP/s, 3.35 TB/s HBM; 400 Gb/s links (50 GB/s) of 5 us; NCCL's 8.4 us.
+  const std::pair<Field, const char*> defaults[] = {
+      {Field::gpu, "h100"},         {Field::peak_tflops, "989"}, {Field::efficiency, "0.6"},
+      {Field::hbm_gbps, "3350"},    {Field::bandwidth_gbps, "50"}, {Field::latency_us, "5"},
+      {Field::overhead_us, "8.4"},  {Field::gpus, "256"},        {Field::seq, "1M"},
+      {Field::placement, "linear"}, {Field::fidelity, "analytic"}};
+  for (const auto& [field, value] : defaults) {
+    INFO(field_name(field));
+    CHECK(field_default(field) == value);
+  }
 }
 
 TEST_CASE("point counts: cartesian products, zipped axes, skip rules and expansions", "[sweep][points]") {

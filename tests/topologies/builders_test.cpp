@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <stdexcept>
 
 #include "tessera/core/error.hpp"
 #include "tessera/topologies/builders.hpp"
@@ -29,13 +30,9 @@ std::string user_error_of(const std::function<void()>& action) {
   return "(no UserError)";
 }
 
-size_t out_degree_of_gpu(const Topology& topology, int32_t gpu) {
-  return boost::out_degree(topology.gpu_vertices[static_cast<size_t>(gpu)], topology.graph);
-}
+size_t out_degree_of_gpu(const Topology& topology, int32_t gpu) { return topology.out_links(topology.gpu_vertex(gpu)).size(); }
 
-size_t in_degree_of_gpu(const Topology& topology, int32_t gpu) {
-  return boost::in_degree(topology.gpu_vertices[static_cast<size_t>(gpu)], topology.graph);
-}
+size_t in_degree_of_gpu(const Topology& topology, int32_t gpu) { return topology.in_links(topology.gpu_vertex(gpu)).size(); }
 
 // Every GPU has the same in- and out-degree.
 void check_regular(const Topology& topology, size_t degree) {
@@ -45,22 +42,36 @@ void check_regular(const Topology& topology, size_t degree) {
   }
 }
 
-// The fields every builder fills: dense edges with their own index, one resource per edge
-// (all builders make full-duplex cables), GPU vertices in GPU order.
+// The fields every builder fills: one resource per link (all builders make full-duplex
+// cables), every link listed once among its source's out-links and its target's in-links, GPU
+// vertices in GPU order.
 void check_fields(const Topology& topology) {
-  REQUIRE(topology.resource_bytes_per_s.size() == topology.edges.size());
+  REQUIRE(topology.resource_bytes_per_s.size() == static_cast<size_t>(topology.link_count()));
   std::set<int32_t> resources;
-  for (size_t i = 0; i < topology.edges.size(); ++i) {
-    const LinkInfo& link = topology.graph[topology.edges[i]];
+  for (int32_t i = 0; i < topology.link_count(); ++i) {
+    const LinkInfo& link = topology.link(i);
     CHECK(link.bytes_per_s > 0);
     CHECK(link.resource >= 0);
     resources.insert(link.resource);
     CHECK(topology.resource_bytes_per_s[static_cast<size_t>(link.resource)] == link.bytes_per_s);
   }
-  CHECK(resources.size() == topology.edges.size());
-  CHECK(boost::num_edges(topology.graph) == topology.edges.size());
+  CHECK(resources.size() == static_cast<size_t>(topology.link_count()));
+  std::vector<int32_t> seen_out(static_cast<size_t>(topology.link_count()), 0);
+  std::vector<int32_t> seen_in(static_cast<size_t>(topology.link_count()), 0);
+  for (int32_t v = 0; v < topology.vertex_count(); ++v) {
+    for (int32_t link : topology.out_links(v)) {
+      CHECK(topology.link_source(link) == v);
+      ++seen_out[static_cast<size_t>(link)];
+    }
+    for (int32_t link : topology.in_links(v)) {
+      CHECK(topology.link_target(link) == v);
+      ++seen_in[static_cast<size_t>(link)];
+    }
+  }
+  CHECK(seen_out == std::vector<int32_t>(static_cast<size_t>(topology.link_count()), 1));
+  CHECK(seen_in == std::vector<int32_t>(static_cast<size_t>(topology.link_count()), 1));
   for (int32_t gpu = 0; gpu < topology.gpu_count(); ++gpu) {
-    const VertexInfo& vertex = topology.graph[topology.gpu_vertices[static_cast<size_t>(gpu)]];
+    const VertexInfo& vertex = topology.vertex(topology.gpu_vertex(gpu));
     CHECK(vertex.kind == VertexKind::gpu);
     CHECK(vertex.gpu == gpu);
     CHECK(vertex.node == gpu / topology.gpus_per_node);
@@ -124,7 +135,7 @@ TEST_CASE("build_torus: k-ary 2-D and 3-D tori", "[builders]") {
     CHECK(metrics.links == 64);
     CHECK(metrics.diameter_hops == 4);
     CHECK(metrics.bisection_bytes_per_s == Approx(8 * kB));
-    for (size_t i = 0; i < torus.edges.size(); ++i) CHECK(torus.graph[torus.edges[i]].link_class == LinkClass::torus);
+    for (int32_t i = 0; i < torus.link_count(); ++i) CHECK(torus.link(i).link_class == LinkClass::torus);
   }
   SECTION("4 x 4 x 4: 6 links per GPU, diameter 6, bisection 2k^2 = 32 links") {
     TopologyMetrics metrics = measure(build_torus({4, 4, 4}, kB, kLatency));
@@ -185,9 +196,9 @@ TEST_CASE("build_switch: 8 and 7 GPUs on one switch", "[builders]") {
     CHECK(metrics.links == 2 * n);
     CHECK(metrics.diameter_hops == 2);
     CHECK(metrics.bisection_bytes_per_s == Approx((n / 2) * kB));
-    const VertexId hub = static_cast<VertexId>(n);
-    CHECK(star.graph[hub].kind == VertexKind::switch_);
-    CHECK(boost::out_degree(hub, star.graph) == static_cast<size_t>(n));
+    const int32_t hub = n;
+    CHECK(star.vertex(hub).kind == VertexKind::switch_);
+    CHECK(star.out_links(hub).size() == static_cast<size_t>(n));
   }
 }
 
@@ -203,9 +214,9 @@ TEST_CASE("build_hierarchical: one server of 8 GPUs on NVSwitch", "[builders]") 
   CHECK(metrics.links == 16);
   CHECK(metrics.diameter_hops == 2);
   CHECK(metrics.bisection_bytes_per_s == Approx(4 * spec.nvlink_bytes_per_s));
-  for (const EdgeId& edge : server.edges) {
-    CHECK(server.graph[edge].link_class == LinkClass::nvlink);
-    CHECK_FALSE(server.graph[edge].inter_node);
+  for (int32_t link = 0; link < server.link_count(); ++link) {
+    CHECK(server.link(link).link_class == LinkClass::nvlink);
+    CHECK_FALSE(server.link(link).inter_node);
   }
 }
 
@@ -322,10 +333,10 @@ TEST_CASE("build_hierarchical: link classes and which links cross servers", "[bu
   HierarchicalSpec spec;
   spec.nodes = 2;
   Topology cluster = build_hierarchical(spec);
-  for (const EdgeId& edge : cluster.edges) {
-    const LinkInfo& link = cluster.graph[edge];
-    const VertexKind from = cluster.graph[boost::source(edge, cluster.graph)].kind;
-    const VertexKind to = cluster.graph[boost::target(edge, cluster.graph)].kind;
+  for (int32_t l = 0; l < cluster.link_count(); ++l) {
+    const LinkInfo& link = cluster.link(l);
+    const VertexKind from = cluster.vertex(cluster.link_source(l)).kind;
+    const VertexKind to = cluster.vertex(cluster.link_target(l)).kind;
     if (from == VertexKind::nvswitch || to == VertexKind::nvswitch) {
       CHECK(link.link_class == LinkClass::nvlink);
       CHECK(link.bytes_per_s == spec.nvlink_bytes_per_s);
@@ -357,8 +368,8 @@ TEST_CASE("build_from_dimensions: a switch of 4 inside servers, a ring of 4 acro
   CHECK(metrics.links == 64);
   CHECK(metrics.diameter_hops == 4);
   CHECK(metrics.bisection_bytes_per_s == Approx(400e9));
-  for (const EdgeId& edge : network.edges) {
-    const LinkInfo& link = network.graph[edge];
+  for (int32_t l = 0; l < network.link_count(); ++l) {
+    const LinkInfo& link = network.link(l);
     CHECK(link.inter_node == (link.bytes_per_s == 50e9));  // only the ring leaves a server
   }
 }
@@ -390,20 +401,41 @@ TEST_CASE("build_from_dimensions: rings only make a torus; other mixes", "[build
   CHECK(measure(star).bisection_bytes_per_s == Approx(4 * kB));
 }
 
-TEST_CASE("Topology: copies and moves keep the edge list pointing at their own graph", "[builders]") {
+TEST_CASE("Topology: copies and moves keep every link, its ends and its resource", "[builders]") {
+  const Topology reference = build_torus({3, 3}, kB, kLatency);
   auto original = std::make_unique<Topology>(build_torus({3, 3}, kB, kLatency));
   Topology copy = *original;
   std::optional<Topology> assigned;
-  assigned = Topology(*original);  // a move, which Boost's graph turns into a copy
-  original.reset();                // the descriptors must not point into the freed graph
+  assigned = Topology(*original);  // a move
+  original.reset();                // nothing may still refer to the original
   for (const Topology* topology : {&copy, &*assigned}) {
-    REQUIRE(topology->edges.size() == 36);
+    REQUIRE(topology->link_count() == 36);
     check_fields(*topology);
-    for (size_t i = 0; i < topology->edges.size(); ++i) {
-      CHECK(topology->graph[topology->edges[i]].resource == static_cast<int32_t>(i));
+    for (int32_t i = 0; i < topology->link_count(); ++i) {
+      CHECK(topology->link(i).resource == i);
+      CHECK(topology->link_source(i) == reference.link_source(i));
+      CHECK(topology->link_target(i) == reference.link_target(i));
     }
     CHECK(measure(*topology).diameter_hops == 2);
   }
+}
+
+TEST_CASE("Topology: GPUs are numbered in the order they are added; links need both ends", "[builders]") {
+  Topology pair;
+  CHECK(pair.add_vertex(VertexInfo{VertexKind::switch_, "hub", -1, -1}) == 0);
+  CHECK(pair.add_vertex(VertexInfo{VertexKind::gpu, "gpu0", 0, 0}) == 1);
+  CHECK_THROWS_AS(pair.add_vertex(VertexInfo{VertexKind::gpu, "gpu5", 5, 0}), std::invalid_argument);
+  CHECK(pair.add_vertex(VertexInfo{VertexKind::gpu, "gpu1", 1, 0}) == 2);
+  CHECK(pair.gpu_count() == 2);
+  CHECK(pair.gpu_vertex(1) == 2);
+  CHECK(pair.add_link(1, 0, LinkInfo{kB, 0, LinkClass::generic, 0, false}) == 0);
+  CHECK(pair.add_link(0, 2, LinkInfo{kB, 0, LinkClass::generic, 1, false}) == 1);
+  CHECK_THROWS_AS(pair.add_link(0, 3, LinkInfo{}), std::out_of_range);
+  CHECK(pair.link_count() == 2);
+  CHECK(pair.link_name(0) == "gpu0->hub");
+  CHECK(pair.link_name(1) == "hub->gpu1");
+  CHECK(std::vector<int32_t>(pair.out_links(0).begin(), pair.out_links(0).end()) == std::vector<int32_t>{1});
+  CHECK(std::vector<int32_t>(pair.in_links(0).begin(), pair.in_links(0).end()) == std::vector<int32_t>{0});
 }
 
 TEST_CASE("builders reject bad arguments with a UserError naming the parameter", "[builders]") {
@@ -458,16 +490,13 @@ TEST_CASE("check_connected names a GPU that cannot reach another", "[builders]")
   // gpu0 -> gpu1 only: GPU 0 reaches GPU 1, but not the other way round.
   Topology one_way;
   one_way.name = "one-way";
-  for (int32_t gpu = 0; gpu < 2; ++gpu) {
-    one_way.gpu_vertices.push_back(boost::add_vertex(VertexInfo{VertexKind::gpu, "gpu", gpu, gpu}, one_way.graph));
-  }
-  one_way.edges.push_back(boost::add_edge(0, 1, LinkInfo{kB, 0, LinkClass::generic, 0, true}, one_way.graph).first);
+  for (int32_t gpu = 0; gpu < 2; ++gpu) one_way.add_vertex(VertexInfo{VertexKind::gpu, "gpu", gpu, gpu});
+  one_way.add_link(0, 1, LinkInfo{kB, 0, LinkClass::generic, 0, true});
   one_way.resource_bytes_per_s.push_back(kB);
   CHECK_THAT(user_error_of([&] { check_connected(one_way); }),
              Contains("topology 'one-way' is not connected: GPU 1 cannot reach GPU 0"));
-  boost::add_vertex(VertexInfo{VertexKind::gpu, "gpu2", 2, 2}, one_way.graph);
-  one_way.gpu_vertices.push_back(2);
-  one_way.edges.push_back(boost::add_edge(1, 0, LinkInfo{kB, 0, LinkClass::generic, 1, true}, one_way.graph).first);
+  one_way.add_vertex(VertexInfo{VertexKind::gpu, "gpu2", 2, 2});
+  one_way.add_link(1, 0, LinkInfo{kB, 0, LinkClass::generic, 1, true});
   one_way.resource_bytes_per_s.push_back(kB);
   CHECK_THAT(user_error_of([&] { check_connected(one_way); }), Contains("GPU 0 cannot reach GPU 2"));
   CHECK_THAT(user_error_of([] { check_connected(Topology{}); }), Contains("has no GPUs"));

@@ -3,6 +3,7 @@
 #include "tessera/topologies/description.hpp"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -40,8 +41,6 @@ links:
   - {from: gpu3, to: sw0, bandwidth_gbps: 100, latency_us: 1, duplex: half}
 )";
 
-int32_t vertex_count(const Topology& topology) { return static_cast<int32_t>(boost::num_vertices(topology.graph)); }
-
 }  // namespace
 
 TEST_CASE("topo::load_topology: every preset loads with its GPU count", "[description]") {
@@ -77,10 +76,9 @@ TEST_CASE("topo::load_topology: every preset loads with its GPU count", "[descri
 TEST_CASE("topo::load_topology: A100 preset uses NVLink3 bandwidth per GPU", "[description]") {
   // a100-16x4: 300 GB/s per direction from each GPU into its server's NVLink fabric.
   Topology topology = load_topology("a100-16x4");
-  const auto& graph = topology.graph;
   double widest = 0;
-  for (auto [it, end] = boost::out_edges(topology.gpu_vertices[0], graph); it != end; ++it)
-    widest = std::max(widest, graph[*it].bytes_per_s);
+  for (int32_t link : topology.out_links(topology.gpu_vertex(0)))
+    widest = std::max(widest, topology.link(link).bytes_per_s);
   CHECK(widest == Approx(300e9));
 }
 
@@ -145,22 +143,23 @@ nic_latency_us: 3
     Topology topology = parse_topology_yaml(kFourGpusOnASwitch, "four.yaml");
     CHECK(topology.shape == TopologyShape::custom);
     CHECK(topology.gpu_count() == 4);
-    CHECK(vertex_count(topology) == 5);
-    // Four cables, two directed edges each; full duplex: one capacity per direction (3 x 2),
+    CHECK(topology.vertex_count() == 5);
+    // Four cables, two directed links each; full duplex: one capacity per direction (3 x 2),
     // half duplex: one capacity for both directions (1).
-    REQUIRE(topology.edges.size() == 8);
+    REQUIRE(topology.link_count() == 8);
     CHECK(topology.resource_bytes_per_s.size() == 7);
-    const auto& graph = topology.graph;
-    for (size_t i = 0; i < topology.edges.size(); ++i) {
-      const LinkInfo& link = graph[topology.edges[i]];
+    for (int32_t i = 0; i < topology.link_count(); ++i) {
+      const LinkInfo& link = topology.link(i);
       CHECK(link.bytes_per_s == Approx(100e9));
       CHECK(link.latency_s == Approx(1e-6));
       CHECK(topology.resource_bytes_per_s[static_cast<size_t>(link.resource)] == Approx(100e9));
     }
-    CHECK(graph[topology.edges[6]].resource == graph[topology.edges[7]].resource);
-    CHECK(graph[topology.edges[0]].resource != graph[topology.edges[1]].resource);
-    CHECK(graph[topology.gpu_vertices[2]].name == "gpu2");
-    CHECK(graph[topology.gpu_vertices[2]].gpu == 2);
+    CHECK(topology.link(6).resource == topology.link(7).resource);
+    CHECK(topology.link(0).resource != topology.link(1).resource);
+    CHECK(topology.vertex(topology.gpu_vertex(2)).name == "gpu2");
+    CHECK(topology.vertex(topology.gpu_vertex(2)).gpu == 2);
+    CHECK(topology.link_name(6) == "gpu3->sw0");
+    CHECK(topology.link_name(7) == "sw0->gpu3");
   }
 }
 
@@ -186,7 +185,7 @@ TEST_CASE("topo::parse_topology_yaml: bad files name the file, the line and what
   SECTION("missing field") {
     std::string text = header + good + link("from: gpu3, to: sw0, latency_us: 1");
     REQUIRE_THROWS_WITH(parse_topology_yaml(text, "bad.yaml"),
-                        Contains("bad.yaml:7:") && Contains("links[3]: missing field 'bandwidth_gbps'"));
+                        Contains("bad.yaml:7:") && Contains("links[3]: missing field 'bandwidth'"));
   }
   SECTION("negative bandwidth") {
     std::string text = header + good + link("from: gpu3, to: sw0, bandwidth_gbps: -100, latency_us: 1");
@@ -257,4 +256,38 @@ TEST_CASE("topo::to_dot: GPUs are boxes, switches ellipses, links labelled in GB
   CHECK(dot.find("\"sw0\" -> \"gpu0\"") == std::string::npos);
   // Servers are clusters in a hierarchical network.
   CHECK(to_dot(load_topology("h100-ib:2")).find("subgraph cluster_node1") != std::string::npos);
+}
+
+TEST_CASE("topology bandwidths carry their unit; the old GB/s keys give the same links", "[description][units]") {
+  // Every link's bandwidth, in link order.
+  auto bandwidths = [](const Topology& topology) {
+    std::vector<double> bytes_per_s;
+    for (int32_t link = 0; link < topology.link_count(); ++link) bytes_per_s.push_back(topology.link(link).bytes_per_s);
+    return bytes_per_s;
+  };
+  // 400 Gb/s = 400e9 / 8 = 50e9 B/s, the number the old `bandwidth_gbps: 50` gave.
+  const Topology ring = parse_topology_yaml("builder: ring\ngpus: 4\nbandwidth: 400Gb/s\nlatency_us: 1\n", "new.yaml");
+  REQUIRE(ring.link_count() > 0);
+  for (double bytes_per_s : bandwidths(ring)) CHECK(bytes_per_s == 50e9);
+  CHECK(bandwidths(ring) ==
+        bandwidths(parse_topology_yaml("builder: ring\ngpus: 4\nbandwidth_gbps: 50\nlatency_us: 1\n", "old.yaml")));
+
+  const std::string cluster = "builder: hierarchical\nnodes: 2\ngpus_per_node: 4\nnics_per_node: 4\n";
+  const Topology spelled =
+      parse_topology_yaml(cluster + "nvlink_bandwidth: 3.6Tb/s\nnic_bandwidth: 400Gb/s\n", "c.yaml");
+  const Topology old = parse_topology_yaml(cluster + "nvlink_gbps: 450\nnic_gbps: 50\n", "c.yaml");
+  const std::vector<double> old_bandwidths = bandwidths(old);
+  CHECK(bandwidths(spelled) == old_bandwidths);
+  CHECK(std::count(old_bandwidths.begin(), old_bandwidths.end(), 450e9) > 0);  // 3.6e12 / 8: NVLink
+  CHECK(std::count(old_bandwidths.begin(), old_bandwidths.end(), 50e9) > 0);   // the NICs
+
+  CHECK_THROWS_WITH(parse_topology_yaml("builder: ring\ngpus: 4\nbandwidth: 50\nlatency_us: 1\n", "bad.yaml"),
+                    Contains("bad.yaml:3: bandwidth: '50' has no unit: write 50GB/s"));
+  CHECK_THROWS_WITH(
+      parse_topology_yaml("builder: ring\ngpus: 4\nbandwidth: 400Gb/s\nbandwidth_gbps: 50\nlatency_us: 1\n",
+                          "bad.yaml"),
+      Contains("bad.yaml:4: bandwidth_gbps: give bandwidth or bandwidth_gbps, not both"));
+  CHECK_THROWS_WITH(parse_topology_yaml("dimensions:\n  - {kind: ring, size: 4, bandwidth: 50GiB/s, latency_us: 1}\n",
+                                        "bad.yaml"),
+                    Contains("bad.yaml:2: dimensions[0].bandwidth: '50GiB/s' has a binary prefix"));
 }

@@ -5,12 +5,13 @@
 #include <numeric>
 
 #include "tessera/core/data_size.hpp"
-#include "tessera/costmodel/generators.hpp"
+#include "tessera/schedules/generators.hpp"
 #include "tessera/topologies/builders.hpp"
 #include "tessera/topologies/description.hpp"
 #include "tessera/topologies/placement.hpp"
 
 using namespace tessera;
+using namespace tessera::schedules;
 using namespace tessera::topo;
 
 namespace {
@@ -35,12 +36,10 @@ Problem forward_problem(int32_t gpus) {
 int64_t kind_bytes(const LinkLoads& loads, DataKind kind) { return loads.inter_node_bytes[static_cast<size_t>(kind)]; }
 
 int32_t edge_between(const Topology& topology, int32_t src_gpu, int32_t dst_gpu) {
-  const auto& graph = topology.graph;
-  for (size_t i = 0; i < topology.edges.size(); ++i) {
-    auto edge = topology.edges[i];
-    if (boost::source(edge, graph) == topology.gpu_vertices[static_cast<size_t>(src_gpu)] &&
-        boost::target(edge, graph) == topology.gpu_vertices[static_cast<size_t>(dst_gpu)])
-      return static_cast<int32_t>(i);
+  for (int32_t link = 0; link < topology.link_count(); ++link) {
+    if (topology.link_source(link) == topology.gpu_vertex(src_gpu) &&
+        topology.link_target(link) == topology.gpu_vertex(dst_gpu))
+      return link;
   }
   return -1;
 }
@@ -52,11 +51,12 @@ TEST_CASE("topo::compute_link_loads: a ring schedule on a ring puts every transf
   // link p -> p+1 carries 7 x 4194304 = 29360128 B and link p+1 -> p carries nothing.
   GeneratorOptions options;
   options.gpus = 8;
-  Schedule schedule = generate_schedule("ring", forward_problem(8), options);
-  BlockGrid grid(schedule.problem, schedule.layout, schedule.chunks());
+  const CheckedSchedule checked = generate_checked("ring", forward_problem(8), options);
+  const Schedule& schedule = checked.schedule();
+  const BlockGrid& grid = checked.grid();
   Topology ring = build_ring(8, 50e9, 1e-6, true);
   Router router(ring);
-  std::vector<int32_t> placement = place_ranks(ring, schedule, "linear");
+  std::vector<int32_t> placement = place_ranks(ring, checked, "linear");
 
   int64_t sent_bytes = 0;
   for (const Op& op : schedule.ops) {
@@ -66,8 +66,8 @@ TEST_CASE("topo::compute_link_loads: a ring schedule on a ring puts every transf
   }
   CHECK(sent_bytes == 8 * 7 * kKVBytes);
 
-  LinkLoads loads = compute_link_loads(router, placement, schedule, grid);
-  REQUIRE(loads.edge_bytes.size() == ring.edges.size());
+  LinkLoads loads = compute_link_loads(router, placement, checked);
+  REQUIRE(loads.edge_bytes.size() == static_cast<size_t>(ring.link_count()));
   for (int32_t p = 0; p < 8; ++p) {
     const int32_t forward = edge_between(ring, p, (p + 1) % 8), backward = edge_between(ring, (p + 1) % 8, p);
     REQUIRE(forward >= 0);
@@ -83,10 +83,13 @@ TEST_CASE("topo::compute_link_loads: a ring schedule on a ring puts every transf
 
 TEST_CASE("topo::compute_link_loads: collective transfers are counted once each", "[link_loads]") {
   // A hand-made all-gather of KV among 4 GPUs on one switch: 12 transfers of one chunk, each
-  // GPU -> switch -> GPU, so every up-link and every down-link carries 3 chunks.
+  // GPU -> switch -> GPU, so every up-link and every down-link carries 3 chunks. Each GPU then
+  // computes its own row of blocks, so that the checker accepts the schedule.
   Problem problem = forward_problem(4);
   ScheduleBuilder builder("hand", "", problem, Layout::contiguous, 4);
   const int32_t stream = builder.stream("comm");
+  const int32_t compute = builder.stream("compute");
+  builder.set_pass(Pass::forward);
   const int32_t gather = builder.begin_collective(CollectiveKind::all_gather, Pass::forward, {0, 1, 2, 3});
   for (int32_t src = 0; src < 4; ++src)
     for (int32_t dst = 0; dst < 4; ++dst)
@@ -94,13 +97,16 @@ TEST_CASE("topo::compute_link_loads: collective transfers are counted once each"
         DataItem item{DataKind::KV, 0, src};
         builder.add_transfer(gather, src, dst, {&item, 1});
       }
-  for (int32_t gpu = 0; gpu < 4; ++gpu) builder.collective_op(gpu, stream, gather);
-  Schedule schedule = builder.finish();
-  BlockGrid grid(problem, Layout::contiguous, 4);
+  for (int32_t gpu = 0; gpu < 4; ++gpu) {
+    builder.collective_op(gpu, stream, gather);
+    const std::vector<BlockRef> row{{0, gpu, 0}, {0, gpu, 1}, {0, gpu, 2}, {0, gpu, 3}};
+    builder.compute(gpu, Pass::forward, row, compute);
+  }
+  const CheckedSchedule checked = schedules::check(builder.finish());
 
   Topology star = build_switch(4, 50e9, 1e-6);
   Router router(star);
-  LinkLoads loads = compute_link_loads(router, place_ranks(star, schedule, "linear"), schedule, grid);
+  LinkLoads loads = compute_link_loads(router, place_ranks(star, checked, "linear"), checked);
   REQUIRE(loads.edge_bytes.size() == 8);
   for (int64_t bytes : loads.edge_bytes) CHECK(bytes == 3 * kKVBytes);
 }
@@ -115,8 +121,7 @@ TEST_CASE("topo::compute_link_loads: one mesh schedule placed two ways moves dif
   GeneratorOptions options;
   options.gpus = 16;
   options.tile = TileShape{4, 4};
-  Schedule mesh = generate_schedule("mesh", forward_problem(16), options);
-  BlockGrid grid(mesh.problem, mesh.layout, mesh.chunks());
+  const CheckedSchedule mesh = generate_checked("mesh", forward_problem(16), options);
   Topology cluster = load_topology("h100-ib:2", 16);
   Router router(cluster);
 
@@ -124,7 +129,7 @@ TEST_CASE("topo::compute_link_loads: one mesh schedule placed two ways moves dif
     // Server of rank r is r / 8. Q-rings {4R..4R+3} never leave a server, nor do the
     // partials. KV-ring C = {C, C+4, C+8, C+12} sits in servers 0,0,1,1: the hops from
     // R = 1 and R = 3 cross. 4 rings x 2 hops x 3 steps = 24 KV chunks = 100663296 B.
-    LinkLoads loads = compute_link_loads(router, place_ranks(cluster, mesh, "linear"), mesh, grid);
+    LinkLoads loads = compute_link_loads(router, place_ranks(cluster, mesh, "linear"), mesh);
     CHECK(kind_bytes(loads, DataKind::KV) == 24 * kKVBytes);
     CHECK(kind_bytes(loads, DataKind::Q) == 0);
     CHECK(kind_bytes(loads, DataKind::O) == 0);
@@ -136,7 +141,7 @@ TEST_CASE("topo::compute_link_loads: one mesh schedule placed two ways moves dif
     // Q chunks cross, and so do the 16 x 3 = 48 O and 48 LSE partials that ride the same
     // hops. KV hops add 4 to the rank: same parity, none cross.
     // 48 x (8388608 + 8388608 + 131072) = 811597824 B.
-    LinkLoads loads = compute_link_loads(router, place_ranks(cluster, mesh, "round-robin"), mesh, grid);
+    LinkLoads loads = compute_link_loads(router, place_ranks(cluster, mesh, "round-robin"), mesh);
     CHECK(kind_bytes(loads, DataKind::Q) == 48 * kQBytes);
     CHECK(kind_bytes(loads, DataKind::O) == 48 * kOBytes);
     CHECK(kind_bytes(loads, DataKind::LSE) == 48 * kLSEBytes);
@@ -149,7 +154,7 @@ TEST_CASE("topo::compute_link_loads: one mesh schedule placed two ways moves dif
     // 24 x 16908288 = 405798912 B.
     std::string list = "list:";
     for (int32_t rank = 0; rank < 16; ++rank) list += (rank ? "," : "") + std::to_string((rank % 4) * 4 + rank / 4);
-    LinkLoads loads = compute_link_loads(router, place_ranks(cluster, mesh, list), mesh, grid);
+    LinkLoads loads = compute_link_loads(router, place_ranks(cluster, mesh, list), mesh);
     CHECK(kind_bytes(loads, DataKind::Q) == 24 * kQBytes);
     CHECK(kind_bytes(loads, DataKind::O) == 24 * kOBytes);
     CHECK(kind_bytes(loads, DataKind::LSE) == 24 * kLSEBytes);
@@ -158,6 +163,6 @@ TEST_CASE("topo::compute_link_loads: one mesh schedule placed two ways moves dif
   }
   SECTION("auto picks the cheaper: linear") {
     std::vector<int32_t> placed = place_ranks(cluster, mesh, "auto");
-    CHECK(compute_link_loads(router, placed, mesh, grid).inter_node_total() == 100663296);
+    CHECK(compute_link_loads(router, placed, mesh).inter_node_total() == 100663296);
   }
 }

@@ -9,11 +9,12 @@
 #include <catch2/catch.hpp>
 
 #include "tessera/core/error.hpp"
-#include "tessera/costmodel/generators.hpp"
+#include "tessera/schedules/generators.hpp"
 #include "tessera/topologies/description.hpp"
 #include "tessera/topologies/link_loads.hpp"
 
 using namespace tessera;
+using namespace tessera::schedules;
 using namespace tessera::topo;
 using Catch::Contains;
 
@@ -32,12 +33,12 @@ Problem forward_problem(int32_t gpus, int64_t kv_heads) {
   return problem;
 }
 
-Schedule schedule_of(const std::string& algorithm, int32_t gpus, std::optional<TileShape> tile = std::nullopt,
-                     int64_t kv_heads = 8) {
+CheckedSchedule schedule_of(const std::string& algorithm, int32_t gpus, std::optional<TileShape> tile = std::nullopt,
+                            int64_t kv_heads = 8) {
   GeneratorOptions options;
   options.gpus = gpus;
   options.tile = tile;
-  return generate_schedule(algorithm, forward_problem(gpus, kv_heads), options);
+  return generate_checked(algorithm, forward_problem(gpus, kv_heads), options);
 }
 
 std::vector<int32_t> identity(int32_t n) {
@@ -50,7 +51,7 @@ std::vector<int32_t> identity(int32_t n) {
 
 TEST_CASE("topo::place_ranks: linear and round-robin", "[placement]") {
   Topology cluster = load_topology("h100-ib:2");  // GPUs 0-7 in server 0, 8-15 in server 1
-  Schedule ring = schedule_of("ring", 16);
+  CheckedSchedule ring = schedule_of("ring", 16);
   CHECK(place_ranks(cluster, ring, "linear") == identity(16));
   // Round-robin: rank r -> server r % 2, slot r / 2, i.e. GPU (r % 2) * 8 + r / 2.
   std::vector<int32_t> expected;
@@ -80,7 +81,7 @@ TEST_CASE("topo::place_ranks: rail-aligned walks every other server backwards", 
 
 TEST_CASE("topo::place_ranks: explicit lists are checked position by position", "[placement]") {
   Topology ring = load_topology("ring-4");
-  Schedule schedule = schedule_of("ring", 4);
+  CheckedSchedule schedule = schedule_of("ring", 4);
   CHECK(place_ranks(ring, schedule, "list:3,0,1,2") == std::vector<int32_t>{3, 0, 1, 2});
   REQUIRE_THROWS_WITH(place_ranks(ring, schedule, "list:3,0,1"), Contains("3 entries but the schedule has 4 ranks"));
   REQUIRE_THROWS_WITH(place_ranks(ring, schedule, "list:3,0,1,2,1"),
@@ -115,19 +116,18 @@ TEST_CASE("topo::place_ranks: auto keeps the cheaper rings inside servers, the o
     // joins local 4+C to local C (an NVLink detour under PXN); rail-aligned:4 (server 1 takes
     // its blocks of 4 in reverse: ranks 8-11 on GPUs 12-15, ranks 12-15 on GPUs 8-11) joins
     // KV-ring C's hops 4+C -> 12+C and 8+C -> C on one rail.
-    Schedule mesh = schedule_of("mesh", 16, TileShape{4, 4});
+    CheckedSchedule mesh = schedule_of("mesh", 16, TileShape{4, 4});
     std::vector<int32_t> expected = identity(16);
     for (int32_t rank = 8; rank < 16; ++rank) expected[static_cast<size_t>(rank)] = rank < 12 ? rank + 4 : rank - 4;
     const RankPlacement placed = choose_placement(cluster, mesh, "auto");
     CHECK(placed.order == "rail-aligned:4");
     CHECK(placed.searched);
     CHECK(placed.gpu_of_rank == expected);
-    BlockGrid grid(mesh.problem, mesh.layout, mesh.chunks());
-    const PlacementScore best = rank_placements(cluster, mesh, grid).front();
+    const PlacementScore best = rank_placements(cluster, mesh).front();
     CHECK(best.busiest_link_bytes == 3 * 4194304);
     CHECK(best.busiest_link_s == Approx(3 * 4194304 / 50e9));
     Router router(cluster);
-    CHECK(compute_link_loads(router, expected, mesh, grid).inter_node_total() == 100663296);
+    CHECK(compute_link_loads(router, expected, mesh).inter_node_total() == 100663296);
   }
   SECTION("mesh 2x8, MHA (KV chunk = 2 Q chunks): KV-rings inside servers") {
     // a = 2, b = 8; chunks of 1024 tokens, 32 heads, d = 128, bf16:
@@ -141,7 +141,7 @@ TEST_CASE("topo::place_ranks: auto keeps the cheaper rings inside servers, the o
     //   with GPU 8 + R, same local index, so each GPU's one Q step and its one O+LSE partial
     //   cross on its own NIC: 16 x (Q + O + LSE) = 16 x 16908288 = 270532608 B in all, and
     //   16908288 B on the busiest link.
-    Schedule mesh = schedule_of("mesh", 16, TileShape{2, 8}, 32);
+    CheckedSchedule mesh = schedule_of("mesh", 16, TileShape{2, 8}, 32);
     std::vector<int32_t> kv_rings_inside;
     for (int32_t rank = 0; rank < 16; ++rank) kv_rings_inside.push_back((rank % 2) * 8 + rank / 2);
     const RankPlacement placed = choose_placement(cluster, mesh, "auto");
@@ -151,14 +151,13 @@ TEST_CASE("topo::place_ranks: auto keeps the cheaper rings inside servers, the o
     CHECK(placed.order == "round-robin");
     CHECK(order_ranks(cluster, 16, "stride:2+linear") == kv_rings_inside);
 
-    BlockGrid grid(mesh.problem, mesh.layout, mesh.chunks());
     Router router(cluster);
-    CHECK(compute_link_loads(router, identity(16), mesh, grid).inter_node_total() == 469762048);
-    LinkLoads chosen = compute_link_loads(router, placed.gpu_of_rank, mesh, grid);
+    CHECK(compute_link_loads(router, identity(16), mesh).inter_node_total() == 469762048);
+    LinkLoads chosen = compute_link_loads(router, placed.gpu_of_rank, mesh);
     CHECK(chosen.inter_node_total() == 270532608);
     CHECK(chosen.inter_node_bytes[static_cast<size_t>(DataKind::KV)] == 0);
     CHECK(chosen.inter_node_bytes[static_cast<size_t>(DataKind::Q)] == 16 * 8388608);
-    CHECK(rank_placements(cluster, mesh, grid).front().busiest_link_bytes == 16908288);
+    CHECK(rank_placements(cluster, mesh).front().busiest_link_bytes == 16908288);
   }
 }
 
@@ -215,14 +214,13 @@ TEST_CASE("topo::place_ranks: auto leaves gaps to keep rings of 3 whole on serve
   // Auto finds it as packed:3 (blocks of 3 from the KV-ring's rank distance, 3): its busiest
   // link carries one KV-ring hop, 3 KV steps.
   Topology cluster = load_topology("h100-ib:2");
-  Schedule mesh = schedule_of("mesh", 12, TileShape{3, 4});
+  CheckedSchedule mesh = schedule_of("mesh", 12, TileShape{3, 4});
   std::vector<int32_t> placed = place_ranks(cluster, mesh, "auto");
   CHECK(placed == std::vector<int32_t>{0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13});
   CHECK(order_ranks(cluster, 12, "packed:3") == placed);
 
-  BlockGrid grid(mesh.problem, mesh.layout, mesh.chunks());
   Router router(cluster);
-  CHECK(compute_link_loads(router, placed, mesh, grid).inter_node_total() == 18 * 4194304);
-  LinkLoads linear_loads = compute_link_loads(router, identity(12), mesh, grid);
+  CHECK(compute_link_loads(router, placed, mesh).inter_node_total() == 18 * 4194304);
+  LinkLoads linear_loads = compute_link_loads(router, identity(12), mesh);
   CHECK(linear_loads.inter_node_total() == 18 * 4194304 + 4 * 8388608 + 4 * 8388608 + 4 * 131072);
 }

@@ -31,13 +31,13 @@ HierarchicalSpec small_fat_tree() {
   return spec;
 }
 
-VertexKind kind_of(const Topology& topology, VertexId v) { return topology.graph[v].kind; }
+VertexKind kind_of(const Topology& topology, int32_t vertex) { return topology.vertex(vertex).kind; }
 
 // Bytes on every directed link when each (source GPU, destination GPU, bytes) is routed.
 std::vector<int64_t> link_bytes(const Topology& topology, const std::vector<std::pair<int32_t, int32_t>>& transfers,
                                 int64_t bytes) {
   Router router(topology);
-  std::vector<int64_t> on_edge(topology.edges.size(), 0);
+  std::vector<int64_t> on_edge(static_cast<size_t>(topology.link_count()), 0);
   for (const auto& [src, dst] : transfers)
     for (int32_t edge : router.route(src, dst)) on_edge[static_cast<size_t>(edge)] += bytes;
   return on_edge;
@@ -50,12 +50,11 @@ struct LinkFigures {
 };
 LinkFigures between(const Topology& topology, const std::vector<int64_t>& on_edge, VertexKind from, VertexKind to) {
   LinkFigures figures;
-  for (size_t edge = 0; edge < topology.edges.size(); ++edge) {
-    const EdgeId& e = topology.edges[edge];
-    if (kind_of(topology, boost::source(e, topology.graph)) != from) continue;
-    if (kind_of(topology, boost::target(e, topology.graph)) != to) continue;
-    figures.most = std::max(figures.most, on_edge[edge]);
-    figures.total += on_edge[edge];
+  for (int32_t link = 0; link < topology.link_count(); ++link) {
+    if (kind_of(topology, topology.link_source(link)) != from) continue;
+    if (kind_of(topology, topology.link_target(link)) != to) continue;
+    figures.most = std::max(figures.most, on_edge[static_cast<size_t>(link)]);
+    figures.total += on_edge[static_cast<size_t>(link)];
   }
   return figures;
 }
@@ -63,11 +62,10 @@ LinkFigures between(const Topology& topology, const std::vector<int64_t>& on_edg
 // The bytes on the directed link between two named vertices.
 int64_t on_link(const Topology& topology, const std::vector<int64_t>& on_edge, const std::string& from,
                 const std::string& to) {
-  for (size_t edge = 0; edge < topology.edges.size(); ++edge) {
-    const EdgeId& e = topology.edges[edge];
-    if (topology.graph[boost::source(e, topology.graph)].name == from &&
-        topology.graph[boost::target(e, topology.graph)].name == to)
-      return on_edge[edge];
+  for (int32_t link = 0; link < topology.link_count(); ++link) {
+    if (topology.vertex(topology.link_source(link)).name == from &&
+        topology.vertex(topology.link_target(link)).name == to)
+      return on_edge[static_cast<size_t>(link)];
   }
   FAIL("no link " << from << " -> " << to);
   return -1;
@@ -136,19 +134,18 @@ TEST_CASE("routing: under PXN every route between servers stays on the destinati
       CHECK(router.pxn_proxy(src, dst) == proxy);
       CHECK(router.hops(src, dst) == 4 + (across_groups ? 2 : 0) + (proxied ? 2 : 0));
 
-      std::vector<VertexId> visited{cluster.gpu_vertices[static_cast<size_t>(src)]};
+      std::vector<int32_t> visited{cluster.gpu_vertex(src)};
       double latency_s = 0;
       for (int32_t edge : router.route(src, dst)) {
-        const EdgeId& e = cluster.edges[static_cast<size_t>(edge)];
-        REQUIRE(boost::source(e, cluster.graph) == visited.back());
-        visited.push_back(boost::target(e, cluster.graph));
-        latency_s += cluster.graph[e].latency_s;
+        REQUIRE(cluster.link_source(edge) == visited.back());
+        visited.push_back(cluster.link_target(edge));
+        latency_s += cluster.link(edge).latency_s;
       }
-      REQUIRE(visited.back() == cluster.gpu_vertices[static_cast<size_t>(dst)]);
+      REQUIRE(visited.back() == cluster.gpu_vertex(dst));
       const std::string src_leaf = "leaf" + std::to_string(4 * (src_server / 4) + rail);
       const std::string dst_leaf = "leaf" + std::to_string(4 * (dst_server / 4) + rail);
       for (size_t i = 1; i + 1 < visited.size(); ++i) {
-        const VertexInfo& vertex = cluster.graph[visited[i]];
+        const VertexInfo& vertex = cluster.vertex(visited[i]);
         if (vertex.kind == VertexKind::gpu) CHECK(vertex.gpu == proxy);  // the only GPU relaying
         if (vertex.kind == VertexKind::leaf) CHECK((vertex.name == src_leaf || vertex.name == dst_leaf));
       }

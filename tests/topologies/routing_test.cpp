@@ -18,16 +18,15 @@ using namespace tessera::topo;
 namespace {
 
 // The vertices a route visits, from the source GPU's to the destination GPU's; fails the test
-// when an edge does not start where the previous one ended.
-std::vector<VertexId> vertices_along(const Topology& topology, int32_t src, int32_t dst,
-                                     std::span<const int32_t> route) {
-  std::vector<VertexId> visited{topology.gpu_vertices[static_cast<size_t>(src)]};
-  for (int32_t edge : route) {
-    const EdgeId& e = topology.edges[static_cast<size_t>(edge)];
-    REQUIRE(boost::source(e, topology.graph) == visited.back());
-    visited.push_back(boost::target(e, topology.graph));
+// when a link does not start where the previous one ended.
+std::vector<int32_t> vertices_along(const Topology& topology, int32_t src, int32_t dst,
+                                    std::span<const int32_t> route) {
+  std::vector<int32_t> visited{topology.gpu_vertex(src)};
+  for (int32_t link : route) {
+    REQUIRE(topology.link_source(link) == visited.back());
+    visited.push_back(topology.link_target(link));
   }
-  REQUIRE(visited.back() == topology.gpu_vertices[static_cast<size_t>(dst)]);
+  REQUIRE(visited.back() == topology.gpu_vertex(dst));
   return visited;
 }
 
@@ -77,7 +76,7 @@ TEST_CASE("torus routes: hops are the wrap-around Manhattan distance, dimension 
         }
         std::span<const int32_t> route = router.route(src, dst);
         CHECK(router.hops(src, dst) == manhattan);
-        std::vector<VertexId> visited = vertices_along(torus, src, dst, route);
+        std::vector<int32_t> visited = vertices_along(torus, src, dst, route);
         size_t dimension = 0;
         for (size_t i = 1; i < visited.size(); ++i) {
           const size_t changed =
@@ -94,10 +93,10 @@ TEST_CASE("torus routes: half-way ties go the positive way", "[routing]") {
   // 4 x 4: GPU 0 -> 2 (two steps in dimension 0) passes GPU 1, not GPU 3; 0 -> 8 passes 4.
   Topology torus = build_torus({4, 4}, 100e9, 1e-6);
   Router router(torus);
-  CHECK(vertices_along(torus, 0, 2, router.route(0, 2)) == std::vector<VertexId>{0, 1, 2});
-  CHECK(vertices_along(torus, 0, 8, router.route(0, 8)) == std::vector<VertexId>{0, 4, 8});
-  CHECK(vertices_along(torus, 0, 3, router.route(0, 3)) == std::vector<VertexId>{0, 3});  // wrap
-  CHECK(vertices_along(torus, 0, 10, router.route(0, 10)) == std::vector<VertexId>{0, 1, 2, 6, 10});
+  CHECK(vertices_along(torus, 0, 2, router.route(0, 2)) == std::vector<int32_t>{0, 1, 2});
+  CHECK(vertices_along(torus, 0, 8, router.route(0, 8)) == std::vector<int32_t>{0, 4, 8});
+  CHECK(vertices_along(torus, 0, 3, router.route(0, 3)) == std::vector<int32_t>{0, 3});  // wrap
+  CHECK(vertices_along(torus, 0, 10, router.route(0, 10)) == std::vector<int32_t>{0, 1, 2, 6, 10});
 }
 
 TEST_CASE("ring routes: the shorter way, ties forward; unidirectional rings forward only", "[routing]") {
@@ -114,8 +113,8 @@ TEST_CASE("ring routes: the shorter way, ties forward; unidirectional rings forw
       vertices_along(one_way, src, dst, forward.route(src, dst));
     }
   }
-  CHECK(vertices_along(both_ways, 0, 4, both.route(0, 4)) == std::vector<VertexId>{0, 1, 2, 3, 4});
-  CHECK(vertices_along(both_ways, 1, 7, both.route(1, 7)) == std::vector<VertexId>{1, 0, 7});
+  CHECK(vertices_along(both_ways, 0, 4, both.route(0, 4)) == std::vector<int32_t>{0, 1, 2, 3, 4});
+  CHECK(vertices_along(both_ways, 1, 7, both.route(1, 7)) == std::vector<int32_t>{1, 0, 7});
   Topology pair = build_ring(2, 100e9, 1e-6, true);
   Router two(pair);
   CHECK(two.hops(0, 1) == 1);
@@ -132,9 +131,9 @@ TEST_CASE("switch and fully connected routes: 2 hops and 1 hop", "[routing]") {
         CHECK(through_switch.route(src, dst).empty());
         continue;
       }
-      std::vector<VertexId> visited = vertices_along(star, src, dst, through_switch.route(src, dst));
+      std::vector<int32_t> visited = vertices_along(star, src, dst, through_switch.route(src, dst));
       CHECK(visited.size() == 3);
-      CHECK(star.graph[visited[1]].kind == VertexKind::switch_);
+      CHECK(star.vertex(visited[1]).kind == VertexKind::switch_);
       CHECK(direct.hops(src, dst) == 1);
       vertices_along(mesh, src, dst, direct.route(src, dst));
     }
@@ -163,14 +162,14 @@ TEST_CASE("fat tree routes under ECMP: 2 hops in a server, 4 on a shared leaf, 6
       const HierarchicalSpec spec = small_fat_tree();
       double latency_s = 0;
       for (int32_t edge : router.route(src, dst)) {
-        latency_s += cluster.graph[cluster.edges[static_cast<size_t>(edge)]].latency_s;
+        latency_s += cluster.link(edge).latency_s;
       }
       const double expected_latency_s =
           expected == 2 ? 2 * spec.nvlink_latency_s : 2 * spec.nic_latency_s + (expected - 3) * spec.switch_latency_s;
       CHECK(latency_s == Approx(expected_latency_s));
-      std::vector<VertexId> visited = vertices_along(cluster, src, dst, router.route(src, dst));
+      std::vector<int32_t> visited = vertices_along(cluster, src, dst, router.route(src, dst));
       for (size_t i = 1; i + 1 < visited.size(); ++i) {
-        CHECK(cluster.graph[visited[i]].kind != VertexKind::gpu);  // GPUs do not relay
+        CHECK(cluster.vertex(visited[i]).kind != VertexKind::gpu);  // GPUs do not relay
       }
     }
   }
@@ -203,13 +202,13 @@ TEST_CASE("ECMP: routes between servers spread over every spine", "[routing]") {
   Topology cluster = build_hierarchical(spec);
   set_routing(cluster, "ecmp");
   Router router(cluster);
-  std::map<VertexId, int32_t> routes_per_spine;
+  std::map<int32_t, int32_t> routes_per_spine;
   int32_t through_spines = 0;
   for (int32_t src = 0; src < cluster.gpu_count(); ++src) {
     for (int32_t dst = 0; dst < cluster.gpu_count(); ++dst) {
       if (src == dst) continue;
-      for (VertexId v : vertices_along(cluster, src, dst, router.route(src, dst))) {
-        if (cluster.graph[v].kind != VertexKind::spine) continue;
+      for (int32_t v : vertices_along(cluster, src, dst, router.route(src, dst))) {
+        if (cluster.vertex(v).kind != VertexKind::spine) continue;
         ++routes_per_spine[v];
         ++through_spines;
       }
@@ -217,7 +216,7 @@ TEST_CASE("ECMP: routes between servers spread over every spine", "[routing]") {
   }
   REQUIRE(routes_per_spine.size() == 4);
   for (auto [spine, routes] : routes_per_spine) {
-    INFO(cluster.graph[spine].name << " carries " << routes << " of " << through_spines << " routes");
+    INFO(cluster.vertex(spine).name << " carries " << routes << " of " << through_spines << " routes");
     CHECK(routes * 8 >= through_spines);  // at least half of an even share
   }
 }
@@ -233,9 +232,9 @@ TEST_CASE("ECMP on a product network: both dimension orders occur, hops stay sho
       const int32_t expected = (src % 4 != dst % 4 ? 2 : 0) + wrap_distance(src / 4, dst / 4, 4);
       CHECK(router.hops(src, dst) == expected);
       if (src == dst) continue;
-      std::vector<VertexId> visited = vertices_along(network, src, dst, router.route(src, dst));
+      std::vector<int32_t> visited = vertices_along(network, src, dst, router.route(src, dst));
       if (src % 4 == dst % 4 || src / 4 == dst / 4) continue;
-      (network.graph[visited[1]].kind == VertexKind::switch_ ? switch_first : ring_first) += 1;
+      (network.vertex(visited[1]).kind == VertexKind::switch_ ? switch_first : ring_first) += 1;
     }
   }
   CHECK(switch_first > 0);

@@ -1,105 +1,20 @@
-// Builders for the cluster networks of builders.hpp, plus what Topology itself needs (names of
-// its enums, copies that keep `edges` valid). Every builder adds the GPUs first (GPU i is
-// vertex i), then switches, then cables. A cable is full duplex: two directed edges with the
-// full bandwidth each and one resource each. Builders return their local Topology by name
-// (copy elision): moving one copies the graph.
+// Builders for the cluster networks of builders.hpp. Every builder adds the GPUs first (GPU i
+// is vertex i), then switches, then cables. A cable is full duplex: two directed links with the
+// full bandwidth each and one resource each.
 #include "tessera/topologies/builders.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <queue>
-#include <unordered_map>
 
 #include "tessera/core/error.hpp"
 
 namespace tessera::topo {
 
-std::string to_string(VertexKind kind) {
-  switch (kind) {
-    case VertexKind::gpu: return "gpu";
-    case VertexKind::nvswitch: return "nvswitch";
-    case VertexKind::nic: return "nic";
-    case VertexKind::leaf: return "leaf";
-    case VertexKind::spine: return "spine";
-    case VertexKind::switch_: return "switch";
-  }
-  return "unknown";
-}
-
-std::string to_string(LinkClass link_class) {
-  switch (link_class) {
-    case LinkClass::nvlink: return "nvlink";
-    case LinkClass::pcie: return "pcie";
-    case LinkClass::network: return "network";
-    case LinkClass::torus: return "torus";
-    case LinkClass::generic: return "generic";
-  }
-  return "unknown";
-}
-
-std::string to_string(RoutingPolicy routing) {
-  switch (routing) {
-    case RoutingPolicy::ecmp: return "ecmp";
-    case RoutingPolicy::pxn: return "pxn";
-  }
-  return "unknown";
-}
-
 namespace {
 
-// `edges` of `from`, as descriptors of `to`, a copy of `from`. Boost copies every vertex's
-// out-edges in order, so the k-th out-edge of v in the copy stands for the k-th one in `from`.
-std::vector<EdgeId> counterpart_edges(const Graph& from, const std::vector<EdgeId>& edges, const Graph& to) {
-  std::unordered_map<const LinkInfo*, EdgeId> counterpart;
-  counterpart.reserve(edges.size());
-  for (VertexId v = 0; v < boost::num_vertices(from); ++v) {
-    auto [theirs, theirs_end] = boost::out_edges(v, from);
-    auto ours = boost::out_edges(v, to).first;
-    for (; theirs != theirs_end; ++theirs, ++ours) counterpart.emplace(&from[*theirs], *ours);
-  }
-  std::vector<EdgeId> result;
-  result.reserve(edges.size());
-  for (const EdgeId& edge : edges) result.push_back(counterpart.at(&from[edge]));
-  return result;
-}
-
-}  // namespace
-
-Topology::Topology(const Topology& other)
-    : name(other.name),
-      source(other.source),
-      shape(other.shape),
-      graph(other.graph),
-      gpu_vertices(other.gpu_vertices),
-      edges(counterpart_edges(other.graph, other.edges, graph)),
-      resource_bytes_per_s(other.resource_bytes_per_s),
-      torus_dims(other.torus_dims),
-      bidirectional_ring(other.bidirectional_ring),
-      gpus_per_node(other.gpus_per_node),
-      rail_optimized(other.rail_optimized),
-      routing(other.routing) {}
-
-Topology& Topology::operator=(const Topology& other) {
-  if (this == &other) return *this;
-  name = other.name;
-  source = other.source;
-  shape = other.shape;
-  graph = other.graph;
-  gpu_vertices = other.gpu_vertices;
-  edges = counterpart_edges(other.graph, other.edges, graph);
-  resource_bytes_per_s = other.resource_bytes_per_s;
-  torus_dims = other.torus_dims;
-  bidirectional_ring = other.bidirectional_ring;
-  gpus_per_node = other.gpus_per_node;
-  rail_optimized = other.rail_optimized;
-  routing = other.routing;
-  return *this;
-}
-
-namespace {
-
-// Beyond these a network is a typo, not a cluster (and Boost would need gigabytes).
+// Beyond these a network is a typo, not a cluster (and would need gigabytes).
 constexpr int64_t kMaxGpus = int64_t{1} << 22;
 constexpr int64_t kMaxLinks = int64_t{1} << 26;
 
@@ -143,15 +58,12 @@ struct CableSpec {
   LinkClass link_class = LinkClass::generic;
 };
 
-VertexId add_gpu(Topology& topology, int32_t gpu, int32_t node) {
-  VertexId vertex =
-      boost::add_vertex(VertexInfo{VertexKind::gpu, "gpu" + std::to_string(gpu), gpu, node}, topology.graph);
-  topology.gpu_vertices.push_back(vertex);
-  return vertex;
+int32_t add_gpu(Topology& topology, int32_t gpu, int32_t node) {
+  return topology.add_vertex(VertexInfo{VertexKind::gpu, "gpu" + std::to_string(gpu), gpu, node});
 }
 
-VertexId add_switch(Topology& topology, VertexKind kind, std::string name, int32_t node = -1) {
-  return boost::add_vertex(VertexInfo{kind, std::move(name), -1, node}, topology.graph);
+int32_t add_switch(Topology& topology, VertexKind kind, std::string name, int32_t node = -1) {
+  return topology.add_vertex(VertexInfo{kind, std::move(name), -1, node});
 }
 
 // An edge leaves or enters a server when its ends sit in different servers, or when it touches
@@ -163,42 +75,49 @@ bool crosses_servers(const VertexInfo& from, const VertexInfo& to) {
   return network_side(from.kind) || network_side(to.kind) || from.node != to.node;
 }
 
-void add_link(Topology& topology, VertexId from, VertexId to, const CableSpec& spec) {
+void add_link(Topology& topology, int32_t from, int32_t to, const CableSpec& spec) {
   LinkInfo link;
   link.bytes_per_s = spec.bytes_per_s;
   link.latency_s = spec.latency_s;
   link.link_class = spec.link_class;
   link.resource = static_cast<int32_t>(topology.resource_bytes_per_s.size());
-  link.inter_node = crosses_servers(topology.graph[from], topology.graph[to]);
+  link.inter_node = crosses_servers(topology.vertex(from), topology.vertex(to));
   topology.resource_bytes_per_s.push_back(spec.bytes_per_s);
-  topology.edges.push_back(boost::add_edge(from, to, link, topology.graph).first);
+  topology.add_link(from, to, link);
 }
 
-void add_cable(Topology& topology, VertexId a, VertexId b, const CableSpec& spec) {
+void add_cable(Topology& topology, int32_t a, int32_t b, const CableSpec& spec) {
   add_link(topology, a, b, spec);
   add_link(topology, b, a, spec);
 }
 
 // Links member j of a ring of `members` to member j + 1 (wrapping). A ring of two has a single
 // cable: its "forward" and "backward" neighbours are the same GPU.
-void add_ring_cables(Topology& topology, const std::vector<VertexId>& members, const CableSpec& spec) {
+void add_ring_cables(Topology& topology, const std::vector<int32_t>& members, const CableSpec& spec) {
   const size_t k = members.size();
   if (k < 2) return;
   const size_t cables = k == 2 ? 1 : k;
   for (size_t j = 0; j < cables; ++j) add_cable(topology, members[j], members[(j + 1) % k], spec);
 }
 
+// Every GPU's vertex, in GPU order.
+std::vector<int32_t> all_gpu_vertices(const Topology& topology) {
+  std::vector<int32_t> vertices;
+  for (int32_t gpu = 0; gpu < topology.gpu_count(); ++gpu) vertices.push_back(topology.gpu_vertex(gpu));
+  return vertices;
+}
+
 int64_t ring_cables(int64_t k) { return k < 2 ? 0 : (k == 2 ? 1 : k); }
 
 // The lines of a dimension: groups of the k GPUs that differ only in that coordinate (stride =
 // product of the sizes below it), in the order of their first GPU, each in coordinate order.
-std::vector<std::vector<VertexId>> lines_along(const Topology& topology, int64_t stride, int64_t k) {
-  std::vector<std::vector<VertexId>> lines;
+std::vector<std::vector<int32_t>> lines_along(const Topology& topology, int64_t stride, int64_t k) {
+  std::vector<std::vector<int32_t>> lines;
   const int64_t gpus = topology.gpu_count();
   for (int64_t start = 0; start < gpus; ++start) {
     if ((start / stride) % k != 0) continue;
-    std::vector<VertexId>& line = lines.emplace_back();
-    for (int64_t j = 0; j < k; ++j) line.push_back(topology.gpu_vertices[static_cast<size_t>(start + j * stride)]);
+    std::vector<int32_t>& line = lines.emplace_back();
+    for (int64_t j = 0; j < k; ++j) line.push_back(topology.gpu_vertex(static_cast<int32_t>(start + j * stride)));
   }
   return lines;
 }
@@ -219,11 +138,10 @@ Topology build_ring(int32_t gpus, double bytes_per_s, double latency_s, bool bid
   for (int32_t gpu = 0; gpu < gpus; ++gpu) add_gpu(topology, gpu, gpu);
   const CableSpec spec{bytes_per_s, latency_s, LinkClass::generic};
   if (bidirectional) {
-    add_ring_cables(topology, topology.gpu_vertices, spec);
+    add_ring_cables(topology, all_gpu_vertices(topology), spec);
   } else if (gpus > 1) {
     for (int32_t gpu = 0; gpu < gpus; ++gpu) {
-      add_link(topology, topology.gpu_vertices[static_cast<size_t>(gpu)],
-               topology.gpu_vertices[static_cast<size_t>((gpu + 1) % gpus)], spec);
+      add_link(topology, topology.gpu_vertex(gpu), topology.gpu_vertex((gpu + 1) % gpus), spec);
     }
   }
   check_connected(topology);
@@ -262,7 +180,7 @@ Topology build_torus(const std::vector<int32_t>& dims, double bytes_per_s, doubl
   const CableSpec spec{bytes_per_s, latency_s, LinkClass::torus};
   int64_t stride = 1;
   for (int32_t k : dims) {
-    for (const std::vector<VertexId>& ring : lines_along(topology, stride, k)) add_ring_cables(topology, ring, spec);
+    for (const std::vector<int32_t>& ring : lines_along(topology, stride, k)) add_ring_cables(topology, ring, spec);
     stride *= k;
   }
   check_connected(topology);
@@ -280,9 +198,9 @@ Topology build_fully_connected(int32_t gpus, double bytes_per_s, double latency_
   topology.shape = TopologyShape::fully_connected;
   for (int32_t gpu = 0; gpu < gpus; ++gpu) add_gpu(topology, gpu, gpu);
   const CableSpec spec{bytes_per_s, latency_s, LinkClass::generic};
-  for (size_t a = 0; a < topology.gpu_vertices.size(); ++a) {
-    for (size_t b = a + 1; b < topology.gpu_vertices.size(); ++b) {
-      add_cable(topology, topology.gpu_vertices[a], topology.gpu_vertices[b], spec);
+  for (int32_t a = 0; a < gpus; ++a) {
+    for (int32_t b = a + 1; b < gpus; ++b) {
+      add_cable(topology, topology.gpu_vertex(a), topology.gpu_vertex(b), spec);
     }
   }
   check_connected(topology);
@@ -300,9 +218,9 @@ Topology build_switch(int32_t gpus, double bytes_per_s, double latency_s) {
   topology.name = "switch-" + std::to_string(gpus);
   topology.shape = TopologyShape::single_switch;
   for (int32_t gpu = 0; gpu < gpus; ++gpu) add_gpu(topology, gpu, gpu);
-  VertexId hub = add_switch(topology, VertexKind::switch_, "switch");
+  int32_t hub = add_switch(topology, VertexKind::switch_, "switch");
   const CableSpec spec{bytes_per_s, latency_s, LinkClass::generic};
-  for (VertexId gpu : topology.gpu_vertices) add_cable(topology, gpu, hub, spec);
+  for (int32_t gpu = 0; gpu < gpus; ++gpu) add_cable(topology, topology.gpu_vertex(gpu), hub, spec);
   check_connected(topology);
   return topology;
 }
@@ -406,7 +324,7 @@ Topology build_hierarchical(const HierarchicalSpec& spec) {
   const CableSpec out_of_leaf{spec.nic_bytes_per_s, 0, LinkClass::network};
   const CableSpec leaf_to_spine{plan.uplink_bytes_per_s, spec.switch_latency_s, LinkClass::network};
 
-  std::vector<VertexId> leaves, spines;
+  std::vector<int32_t> leaves, spines;
   for (int32_t leaf = 0; leaf < plan.leaves; ++leaf) {
     leaves.push_back(add_switch(topology, VertexKind::leaf, "leaf" + std::to_string(leaf)));
   }
@@ -414,14 +332,14 @@ Topology build_hierarchical(const HierarchicalSpec& spec) {
     spines.push_back(add_switch(topology, VertexKind::spine, "spine" + std::to_string(spine)));
   }
   for (int32_t node = 0; node < nodes; ++node) {
-    auto gpu_vertex = [&](int32_t local) { return topology.gpu_vertices[static_cast<size_t>(node * g + local)]; };
+    auto gpu_vertex = [&](int32_t local) { return topology.gpu_vertex(node * g + local); };
     const std::string prefix = "node" + std::to_string(node) + ".";
     if (g > 1) {
-      VertexId nvswitch = add_switch(topology, VertexKind::nvswitch, prefix + "nvswitch", node);
+      int32_t nvswitch = add_switch(topology, VertexKind::nvswitch, prefix + "nvswitch", node);
       for (int32_t local = 0; local < g; ++local) add_cable(topology, gpu_vertex(local), nvswitch, nvlink);
     }
     if (!has_network) continue;
-    std::vector<VertexId> nics;
+    std::vector<int32_t> nics;
     for (int32_t nic = 0; nic < m; ++nic) {
       nics.push_back(add_switch(topology, VertexKind::nic, prefix + "nic" + std::to_string(nic), node));
     }
@@ -435,13 +353,13 @@ Topology build_hierarchical(const HierarchicalSpec& spec) {
       }
     }
     for (int32_t nic = 0; nic < m; ++nic) {
-      const VertexId leaf = leaves[static_cast<size_t>(plan.leaf_of(spec, node, nic))];
+      const int32_t leaf = leaves[static_cast<size_t>(plan.leaf_of(spec, node, nic))];
       add_link(topology, nics[static_cast<size_t>(nic)], leaf, into_leaf);
       add_link(topology, leaf, nics[static_cast<size_t>(nic)], out_of_leaf);
     }
   }
-  for (VertexId leaf : leaves) {
-    for (VertexId spine : spines) add_cable(topology, leaf, spine, leaf_to_spine);
+  for (int32_t leaf : leaves) {
+    for (int32_t spine : spines) add_cable(topology, leaf, spine, leaf_to_spine);
   }
   check_connected(topology);
   return topology;
@@ -519,15 +437,15 @@ Topology build_from_dimensions(const std::vector<DimensionSpec>& dimensions) {
     const int64_t k = dimension.size;
     const CableSpec spec{dimension.bytes_per_s, dimension.latency_s, LinkClass::generic};
     int32_t group = 0;
-    for (const std::vector<VertexId>& members : lines_along(topology, stride, k)) {
+    for (const std::vector<int32_t>& members : lines_along(topology, stride, k)) {
       if (k < 2) break;  // a dimension of size 1 links nothing
       switch (dimension.kind) {
         case DimensionKind::ring: add_ring_cables(topology, members, spec); break;
         case DimensionKind::switch_: {
           const int32_t node = d == 0 && server_dimension ? group : -1;
-          VertexId hub = add_switch(topology, VertexKind::switch_,
+          int32_t hub = add_switch(topology, VertexKind::switch_,
                                     "dim" + std::to_string(d) + ".switch" + std::to_string(group), node);
-          for (VertexId member : members) add_cable(topology, member, hub, spec);
+          for (int32_t member : members) add_cable(topology, member, hub, spec);
           break;
         }
         case DimensionKind::fully_connected:
@@ -547,26 +465,20 @@ Topology build_from_dimensions(const std::vector<DimensionSpec>& dimensions) {
 // Every GPU reaches GPU 0 and GPU 0 reaches every GPU, so every GPU reaches every other.
 void check_connected(const Topology& topology) {
   const std::string what = topology.name.empty() ? "topology" : "topology '" + topology.name + "'";
-  if (topology.gpu_vertices.empty()) throw UserError(what + " has no GPUs");
-  const Graph& graph = topology.graph;
+  if (topology.gpu_count() == 0) throw UserError(what + " has no GPUs");
   auto reached_from_gpu0 = [&](bool forward) {
-    std::vector<char> reached(boost::num_vertices(graph), 0);
-    std::queue<VertexId> frontier;
-    frontier.push(topology.gpu_vertices[0]);
-    reached[topology.gpu_vertices[0]] = 1;
+    std::vector<char> reached(static_cast<size_t>(topology.vertex_count()), 0);
+    std::queue<int32_t> frontier;
+    frontier.push(topology.gpu_vertex(0));
+    reached[static_cast<size_t>(topology.gpu_vertex(0))] = 1;
     while (!frontier.empty()) {
-      VertexId u = frontier.front();
+      const int32_t u = frontier.front();
       frontier.pop();
-      auto visit = [&](VertexId v) {
-        if (!reached[v]) {
-          reached[v] = 1;
-          frontier.push(v);
-        }
-      };
-      if (forward) {
-        for (auto [e, end] = boost::out_edges(u, graph); e != end; ++e) visit(boost::target(*e, graph));
-      } else {
-        for (auto [e, end] = boost::in_edges(u, graph); e != end; ++e) visit(boost::source(*e, graph));
+      for (int32_t link : forward ? topology.out_links(u) : topology.in_links(u)) {
+        const int32_t v = forward ? topology.link_target(link) : topology.link_source(link);
+        if (reached[static_cast<size_t>(v)]) continue;
+        reached[static_cast<size_t>(v)] = 1;
+        frontier.push(v);
       }
     }
     return reached;
@@ -574,7 +486,7 @@ void check_connected(const Topology& topology) {
   for (bool forward : {true, false}) {
     std::vector<char> reached = reached_from_gpu0(forward);
     for (int32_t gpu = 1; gpu < topology.gpu_count(); ++gpu) {
-      if (reached[topology.gpu_vertices[static_cast<size_t>(gpu)]]) continue;
+      if (reached[static_cast<size_t>(topology.gpu_vertex(gpu))]) continue;
       throw UserError(what + " is not connected: " +
                       (forward ? "GPU 0 cannot reach GPU " + std::to_string(gpu)
                                : "GPU " + std::to_string(gpu) + " cannot reach GPU 0"));

@@ -16,23 +16,26 @@
 #include <set>
 #include <sstream>
 
+#include "tessera/core/deprecation.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/hardware_presets.hpp"
+#include "tessera/core/units.hpp"
+#include "tessera/core/yaml_reader.hpp"
 #include "tessera/topologies/builders.hpp"
 #include "tessera/topologies/routing.hpp"
-#include "yaml_reader.hpp"
 
 namespace tessera::topo {
 
 namespace {
 
-constexpr double kBytesPerGB = 1e9;
+constexpr double kBytesPerGB = kBytesPerSecondPerGBps;
 constexpr double kSecondsPerUs = 1e-6;
 
 // The generic presets (ring-N, torus-AxB, switch-N, full-N) use the link of the analytical
 // model's default hardware (README: 400 Gb/s InfiniBand per GPU, 5 us), so a preset and the
 // uniform network can be compared like for like.
-constexpr double kGenericBytesPerS = 50e9;
-constexpr double kGenericLatencyS = 5e-6;
+constexpr double kGenericBytesPerS = kDefaultNetworkLink.bytes_per_s;
+constexpr double kGenericLatencyS = kDefaultNetworkLink.latency_s;
 
 // The topology and the line of the node that sets its size, to point at when the size does
 // not match the rank count.
@@ -57,8 +60,28 @@ Topology build_at(const YamlReader& reader, const YAML::Node& at, Build build) {
   }
 }
 
-double gbps(const YamlReader& reader, const YAML::Node& map, const std::string& path, const std::string& key) {
-  return reader.positive(map, path, key) * kBytesPerGB;
+// A bandwidth: `key` with its unit (`bandwidth: 400Gb/s`; core/units.hpp), or the deprecated
+// `gbps_key`, a bare number of GB/s (bytes), multiplied as NUMBER GB/s is, with a note naming
+// FILE:LINE once per key per run. One of the two is required.
+double bandwidth(const YamlReader& reader, const YAML::Node& map, const std::string& path, const std::string& key,
+                 const std::string& gbps_key) {
+  if (!reader.has(map, gbps_key)) {
+    const YAML::Node node = reader.field(map, path, key);
+    const std::string name = YamlReader::path_of(path, key);
+    try {
+      return parse_bandwidth_bytes_per_s(reader.text(node, name), name);
+    } catch (const UserError& error) {
+      reader.fail(node, error.what());
+    }
+  }
+  const YAML::Node old = map[gbps_key];
+  if (reader.has(map, key))
+    reader.fail(old, YamlReader::path_of(path, gbps_key) + ": give " + key + " or " + gbps_key + ", not both");
+  const double gbps = reader.positive(map, path, gbps_key);
+  note_deprecated("topology:" + gbps_key, reader.source() + ":" + std::to_string(YamlReader::line_of(old)) + ": " +
+                                              gbps_key + " is deprecated (a number of GB/s, bytes); write " + key +
+                                              ": " + old.Scalar() + "GB/s");
+  return gbps * kBytesPerGB;
 }
 double micros(const YamlReader& reader, const YAML::Node& map, const std::string& path, const std::string& key) {
   return reader.non_negative(map, path, key) * kSecondsPerUs;
@@ -75,13 +98,13 @@ Parsed parse_dimensions(const YamlReader& reader, const YAML::Node& root) {
   reader.check_keys(root, {"name", "dimensions"}, "next to 'dimensions'");
   const YAML::Node list = root["dimensions"];
   if (!list.IsSequence() || list.size() == 0)
-    reader.fail(list, "dimensions: expected a list of {kind, size, bandwidth_gbps, latency_us}");
+    reader.fail(list, "dimensions: expected a list of {kind, size, bandwidth, latency_us}");
   std::vector<DimensionSpec> dimensions;
   for (size_t i = 0; i < list.size(); ++i) {
     const YAML::Node entry = list[i];
     const std::string path = "dimensions[" + std::to_string(i) + "]";
     reader.require_map(entry, path);
-    reader.check_keys(entry, {"kind", "size", "bandwidth_gbps", "latency_us"}, "in " + path);
+    reader.check_keys(entry, {"kind", "size", "bandwidth", "bandwidth_gbps", "latency_us"}, "in " + path);
     DimensionSpec spec;
     const std::string kind = reader.text(entry, path, "kind");
     if (kind == "ring") {
@@ -95,7 +118,7 @@ Parsed parse_dimensions(const YamlReader& reader, const YAML::Node& root) {
                   path + ".kind: unknown kind '" + kind + "' (expected ring, switch or fully-connected)");
     }
     spec.size = reader.integer(entry, path, "size", 1);
-    spec.bytes_per_s = gbps(reader, entry, path, "bandwidth_gbps");
+    spec.bytes_per_s = bandwidth(reader, entry, path, "bandwidth", "bandwidth_gbps");
     spec.latency_s = micros(reader, entry, path, "latency_us");
     dimensions.push_back(spec);
   }
@@ -106,11 +129,11 @@ Parsed parse_dimensions(const YamlReader& reader, const YAML::Node& root) {
 // Form 2: a named builder with its parameters (top-level keys).
 
 Parsed parse_simple_builder(const YamlReader& reader, const YAML::Node& root, const std::string& kind) {
-  std::vector<std::string> keys = {"name", "builder", "gpus", "bandwidth_gbps", "latency_us"};
+  std::vector<std::string> keys = {"name", "builder", "gpus", "bandwidth", "bandwidth_gbps", "latency_us"};
   if (kind == "ring") keys.push_back("bidirectional");
   reader.check_keys(root, keys, "for builder " + kind);
   const int32_t gpus = reader.integer(root, "", "gpus", 1);
-  const double bytes_per_s = gbps(reader, root, "", "bandwidth_gbps"),
+  const double bytes_per_s = bandwidth(reader, root, "", "bandwidth", "bandwidth_gbps"),
                latency_s = micros(reader, root, "", "latency_us");
   const bool bidirectional = reader.flag(root, "", "bidirectional", true);
   Topology topology = build_at(reader, root, [&] {
@@ -122,13 +145,13 @@ Parsed parse_simple_builder(const YamlReader& reader, const YAML::Node& root, co
 }
 
 Parsed parse_torus(const YamlReader& reader, const YAML::Node& root) {
-  reader.check_keys(root, {"name", "builder", "dims", "bandwidth_gbps", "latency_us"}, "for builder torus");
+  reader.check_keys(root, {"name", "builder", "dims", "bandwidth", "bandwidth_gbps", "latency_us"}, "for builder torus");
   const YAML::Node list = reader.field(root, "", "dims");
   if (!list.IsSequence() || list.size() == 0) reader.fail(list, "dims: expected a list of sizes, e.g. [4, 4]");
   std::vector<int32_t> dims;
   for (size_t i = 0; i < list.size(); ++i)
     dims.push_back(reader.integer(list[i], 1, "dims[" + std::to_string(i) + "]"));
-  const double bytes_per_s = gbps(reader, root, "", "bandwidth_gbps"),
+  const double bytes_per_s = bandwidth(reader, root, "", "bandwidth", "bandwidth_gbps"),
                latency_s = micros(reader, root, "", "latency_us");
   return {build_at(reader, root, [&] { return build_torus(dims, bytes_per_s, latency_s); }), YamlReader::line_of(list)};
 }
@@ -136,7 +159,8 @@ Parsed parse_torus(const YamlReader& reader, const YAML::Node& root) {
 Parsed parse_hierarchical(const YamlReader& reader, const YAML::Node& root) {
   reader.check_keys(
       root,
-      {"name", "builder", "nodes", "gpus_per_node", "nvlink_gbps", "nvlink_latency_us", "nics_per_node", "nic_gbps",
+      {"name", "builder", "nodes", "gpus_per_node", "nvlink_bandwidth", "nvlink_gbps", "nvlink_latency_us",
+       "nics_per_node", "nic_bandwidth", "nic_gbps",
        "nic_latency_us", "rail_optimized", "leaf_down_ports", "oversubscription", "switch_latency_us", "routing"},
       "for builder hierarchical");
   // Sizes and bandwidths must be stated (a default would silently describe another machine);
@@ -144,9 +168,9 @@ Parsed parse_hierarchical(const YamlReader& reader, const YAML::Node& root) {
   HierarchicalSpec spec;
   spec.nodes = reader.integer(root, "", "nodes", 1);
   spec.gpus_per_node = reader.integer(root, "", "gpus_per_node", 1);
-  spec.nvlink_bytes_per_s = gbps(reader, root, "", "nvlink_gbps");
+  spec.nvlink_bytes_per_s = bandwidth(reader, root, "", "nvlink_bandwidth", "nvlink_gbps");
   spec.nics_per_node = reader.integer(root, "", "nics_per_node", 1);
-  spec.nic_bytes_per_s = gbps(reader, root, "", "nic_gbps");
+  spec.nic_bytes_per_s = bandwidth(reader, root, "", "nic_bandwidth", "nic_gbps");
   spec.nvlink_latency_s = micros_or(reader, root, "nvlink_latency_us", spec.nvlink_latency_s);
   spec.nic_latency_s = micros_or(reader, root, "nic_latency_us", spec.nic_latency_s);
   spec.switch_latency_s = micros_or(reader, root, "switch_latency_us", spec.switch_latency_s);
@@ -181,7 +205,7 @@ Parsed parse_builder(const YamlReader& reader, const YAML::Node& root) {
 
 struct ExplicitGraph {
   Topology topology;
-  std::map<std::string, VertexId> vertices;
+  std::map<std::string, int32_t> vertices;
 };
 
 template <typename Enum>
@@ -224,7 +248,7 @@ void add_switches(const YamlReader& reader, const YAML::Node& list, int32_t node
     if (graph.vertices.count(info.name))
       reader.fail(entry,
                   path + ": the name '" + info.name + "' is taken (expected a unique name; GPUs are gpu0, gpu1, ...)");
-    graph.vertices[info.name] = boost::add_vertex(info, graph.topology.graph);
+    graph.vertices[info.name] = graph.topology.add_vertex(info);
   }
 }
 
@@ -232,7 +256,7 @@ enum class Duplex { full, half, simplex };
 
 void add_link(const YamlReader& reader, const YAML::Node& entry, const std::string& path, ExplicitGraph& graph) {
   reader.require_map(entry, path);
-  reader.check_keys(entry, {"from", "to", "bandwidth_gbps", "latency_us", "duplex", "class"}, "in " + path);
+  reader.check_keys(entry, {"from", "to", "bandwidth", "bandwidth_gbps", "latency_us", "duplex", "class"}, "in " + path);
   auto endpoint = [&](const std::string& key) {
     const std::string name = reader.text(entry, path, key);
     auto found = graph.vertices.find(name);
@@ -241,14 +265,14 @@ void add_link(const YamlReader& reader, const YAML::Node& entry, const std::stri
                                   std::to_string(graph.topology.gpu_count() - 1) + " or a name listed under switches)");
     return found->second;
   };
-  const VertexId from = endpoint("from"), to = endpoint("to");
+  const int32_t from = endpoint("from"), to = endpoint("to");
   if (from == to) reader.fail(entry, path + ": a link from a vertex to itself (expected two different endpoints)");
   Topology& topology = graph.topology;
   LinkInfo link;
-  link.bytes_per_s = gbps(reader, entry, path, "bandwidth_gbps");
+  link.bytes_per_s = bandwidth(reader, entry, path, "bandwidth", "bandwidth_gbps");
   link.latency_s = micros(reader, entry, path, "latency_us");
   // A link leaves a server when its ends are in different servers or one end is in none.
-  link.inter_node = topology.graph[from].node != topology.graph[to].node;
+  link.inter_node = topology.vertex(from).node != topology.vertex(to).node;
   link.link_class = link.inter_node ? LinkClass::network : LinkClass::generic;
   if (reader.has(entry, "class"))
     link.link_class = parse_choice<LinkClass>(reader, entry, path, "class",
@@ -266,10 +290,10 @@ void add_link(const YamlReader& reader, const YAML::Node& entry, const std::stri
     topology.resource_bytes_per_s.push_back(link.bytes_per_s);
     return static_cast<int32_t>(topology.resource_bytes_per_s.size() - 1);
   };
-  auto add_edge = [&](VertexId u, VertexId v, int32_t resource) {
+  auto add_edge = [&](int32_t u, int32_t v, int32_t resource) {
     LinkInfo info = link;
     info.resource = resource;
-    topology.edges.push_back(boost::add_edge(u, v, info, topology.graph).first);
+    topology.add_link(u, v, info);
   };
   // Full duplex: a capacity per direction; half duplex: both directions draw on one.
   const int32_t forward = new_resource();
@@ -293,15 +317,13 @@ Parsed parse_explicit(const YamlReader& reader, const YAML::Node& root) {
   topology.gpus_per_node = gpus_per_node;
   for (int32_t gpu = 0; gpu < gpus; ++gpu) {
     VertexInfo info{VertexKind::gpu, "gpu" + std::to_string(gpu), gpu, gpu / gpus_per_node};
-    VertexId vertex = boost::add_vertex(info, topology.graph);
-    topology.gpu_vertices.push_back(vertex);
-    graph.vertices[info.name] = vertex;
+    graph.vertices[info.name] = topology.add_vertex(info);
   }
   if (reader.has(root, "switches"))
     add_switches(reader, reader.field(root, "", "switches"), gpus / gpus_per_node, graph);
   const YAML::Node links = reader.field(root, "", "links");
   if (!links.IsSequence())
-    reader.fail(links, "links: expected a list of {from, to, bandwidth_gbps, latency_us, duplex}");
+    reader.fail(links, "links: expected a list of {from, to, bandwidth, latency_us, duplex}");
   for (size_t i = 0; i < links.size(); ++i) add_link(reader, links[i], "links[" + std::to_string(i) + "]", graph);
   try {
     check_connected(topology);
@@ -503,47 +525,46 @@ Topology load_topology(const std::string& preset_or_file, int32_t gpus) {
 }
 
 std::string to_dot(const Topology& topology) {
-  const Graph& graph = topology.graph;
   std::ostringstream dot;
   dot << "digraph " << quoted(topology.name) << " {\n";
   dot << "  node [fontname=\"Helvetica\"];\n";
   // Servers become clusters when there is more than one GPU per server.
-  std::map<int32_t, std::vector<VertexId>> by_node;
-  std::vector<VertexId> outside;
-  for (auto [it, end] = boost::vertices(graph); it != end; ++it) {
-    if (topology.gpus_per_node > 1 && graph[*it].node >= 0) {
-      by_node[graph[*it].node].push_back(*it);
+  std::map<int32_t, std::vector<int32_t>> by_node;
+  std::vector<int32_t> outside;
+  for (int32_t v = 0; v < topology.vertex_count(); ++v) {
+    if (topology.gpus_per_node > 1 && topology.vertex(v).node >= 0) {
+      by_node[topology.vertex(v).node].push_back(v);
     } else {
-      outside.push_back(*it);
+      outside.push_back(v);
     }
   }
-  auto vertex_line = [&](VertexId v, const char* indent) {
-    const VertexInfo& info = graph[v];
+  auto vertex_line = [&](int32_t v, const char* indent) {
+    const VertexInfo& info = topology.vertex(v);
     dot << indent << quoted(info.name) << " [shape=" << (info.kind == VertexKind::gpu ? "box" : "ellipse") << "];\n";
   };
   for (const auto& [node, vertices] : by_node) {
     dot << "  subgraph cluster_node" << node << " {\n    label=\"node " << node << "\";\n";
-    for (VertexId v : vertices) vertex_line(v, "    ");
+    for (int32_t v : vertices) vertex_line(v, "    ");
     dot << "  }\n";
   }
-  for (VertexId v : outside) vertex_line(v, "  ");
-  // A pair of opposite edges of equal bandwidth is drawn once, with arrows both ways.
-  std::set<std::pair<VertexId, VertexId>> drawn;
-  for (EdgeId edge : topology.edges) {
-    const VertexId u = boost::source(edge, graph), v = boost::target(edge, graph);
+  for (int32_t v : outside) vertex_line(v, "  ");
+  // A pair of opposite links of equal bandwidth is drawn once, with arrows both ways.
+  std::set<std::pair<int32_t, int32_t>> drawn;
+  for (int32_t l = 0; l < topology.link_count(); ++l) {
+    const int32_t u = topology.link_source(l), v = topology.link_target(l);
     if (drawn.count({u, v})) continue;
-    const LinkInfo& link = graph[edge];
+    const LinkInfo& link = topology.link(l);
     bool both = false, shared = false;
-    for (auto [it, end] = boost::out_edges(v, graph); it != end; ++it) {
-      if (boost::target(*it, graph) != u || graph[*it].bytes_per_s != link.bytes_per_s) continue;
+    for (int32_t back : topology.out_links(v)) {
+      if (topology.link_target(back) != u || topology.link(back).bytes_per_s != link.bytes_per_s) continue;
       both = true;
-      shared = graph[*it].resource == link.resource;
+      shared = topology.link(back).resource == link.resource;
     }
     drawn.insert({u, v});
     if (both) drawn.insert({v, u});
     const std::string label = format_gbps(link.bytes_per_s) + (shared ? " half duplex" : "");
-    dot << "  " << quoted(graph[u].name) << " -> " << quoted(graph[v].name) << " [label=" << quoted(label)
-        << (both ? ", dir=both" : "") << "];\n";
+    dot << "  " << quoted(topology.vertex(u).name) << " -> " << quoted(topology.vertex(v).name)
+        << " [label=" << quoted(label) << (both ? ", dir=both" : "") << "];\n";
   }
   dot << "}\n";
   return dot.str();

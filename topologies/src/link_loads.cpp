@@ -18,7 +18,7 @@ class Accumulator {
   Accumulator(Router& router, const std::vector<int32_t>& placement, const Schedule& schedule, const BlockGrid& grid)
       : router_(router), placement_(placement), schedule_(schedule), grid_(grid) {
     const Topology& topology = router.topology();
-    loads_.edge_bytes.assign(topology.edges.size(), 0);
+    loads_.edge_bytes.assign(static_cast<size_t>(topology.link_count()), 0);
     // A GPU outside any server (node -1) counts as a server of its own.
     server_.resize(static_cast<size_t>(topology.gpu_count()));
     for (int32_t gpu = 0; gpu < topology.gpu_count(); ++gpu) {
@@ -67,8 +67,10 @@ int64_t LinkLoads::inter_node_total() const {
   return total;
 }
 
-LinkLoads compute_link_loads(Router& router, const std::vector<int32_t>& placement, const Schedule& schedule,
-                             const BlockGrid& grid) {
+LinkLoads compute_link_loads(Router& router, const std::vector<int32_t>& placement,
+                             const schedules::CheckedSchedule& checked) {
+  const Schedule& schedule = checked.schedule();
+  const BlockGrid& grid = checked.grid();
   const int32_t gpus = router.topology().gpu_count();
   if (static_cast<int32_t>(placement.size()) < schedule.gpus)
     throw UserError("the placement covers " + std::to_string(placement.size()) + " ranks but the schedule has " +

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/push_relabel_max_flow.hpp>
 
 #include "adjacency.hpp"
@@ -42,9 +43,9 @@ int32_t diameter_hops(const Topology& topology) {
   std::vector<int32_t> into_proxy(static_cast<size_t>(gpus), -1), out_of_proxy(static_cast<size_t>(gpus), 0);
   std::vector<uint16_t> hops;
   for (int32_t source = 0; source < gpus; ++source) {
-    detail::hop_counts(outgoing, relay, topology.gpu_vertices[static_cast<size_t>(source)], hops);
+    detail::hop_counts(outgoing, relay, topology.gpu_vertex(source), hops);
     for (int32_t target = 0; target < gpus; ++target) {
-      const int32_t target_hops = hops[topology.gpu_vertices[static_cast<size_t>(target)]];
+      const int32_t target_hops = hops[static_cast<size_t>(topology.gpu_vertex(target))];
       const int32_t proxy = router.pxn_proxy(source, target);
       if (proxy < 0) {
         longest = std::max(longest, target_hops);
@@ -54,7 +55,7 @@ int32_t diameter_hops(const Topology& topology) {
           out_of_proxy[static_cast<size_t>(source)] = std::max(out_of_proxy[static_cast<size_t>(source)], target_hops);
       } else {
         int32_t& first_leg = into_proxy[static_cast<size_t>(proxy)];
-        first_leg = std::max<int32_t>(first_leg, hops[topology.gpu_vertices[static_cast<size_t>(proxy)]]);
+        first_leg = std::max<int32_t>(first_leg, hops[static_cast<size_t>(topology.gpu_vertex(proxy))]);
       }
     }
   }
@@ -81,28 +82,28 @@ void add_arc(FlowGraph& flow, size_t from, size_t to, int64_t capacity) {
 }
 
 // Capacities in whole bytes per second keep the flow arithmetic exact. Each link may carry
-// its own bandwidth, or its resource's when that is smaller; a half-duplex cable's two edges
+// its own bandwidth, or its resource's when that is smaller; a half-duplex cable's two links
 // point opposite ways, and a one-way flow never needs both, so sharing does not lower the cut.
 double bisection_bytes_per_s(const Topology& topology) {
   const int32_t gpus = topology.gpu_count();
   if (gpus < 2) return 0;
-  const size_t vertices = boost::num_vertices(topology.graph);
+  const size_t vertices = static_cast<size_t>(topology.vertex_count());
   const size_t source = vertices, sink = vertices + 1;
   FlowGraph flow(vertices + 2);
   int64_t total = 0;
-  for (const EdgeId& e : topology.edges) {
-    const LinkInfo& link = topology.graph[e];
+  for (int32_t l = 0; l < topology.link_count(); ++l) {
+    const LinkInfo& link = topology.link(l);
     double bytes_per_s = link.bytes_per_s;
     if (link.resource >= 0 && static_cast<size_t>(link.resource) < topology.resource_bytes_per_s.size()) {
       bytes_per_s = std::min(bytes_per_s, topology.resource_bytes_per_s[static_cast<size_t>(link.resource)]);
     }
     const int64_t capacity = std::llround(bytes_per_s);
-    add_arc(flow, boost::source(e, topology.graph), boost::target(e, topology.graph), capacity);
+    add_arc(flow, static_cast<size_t>(topology.link_source(l)), static_cast<size_t>(topology.link_target(l)), capacity);
     total += capacity;
   }
   const int64_t unlimited = total + 1;  // more than any cut through the links
   for (int32_t gpu = 0; gpu < gpus; ++gpu) {
-    const size_t vertex = topology.gpu_vertices[static_cast<size_t>(gpu)];
+    const size_t vertex = static_cast<size_t>(topology.gpu_vertex(gpu));
     if (gpu < gpus / 2) {
       add_arc(flow, source, vertex, unlimited);
     } else {
@@ -118,8 +119,8 @@ TopologyMetrics measure(const Topology& topology) {
   check_connected(topology);
   TopologyMetrics metrics;
   metrics.gpus = topology.gpu_count();
-  metrics.switches = static_cast<int32_t>(boost::num_vertices(topology.graph)) - metrics.gpus;
-  metrics.links = static_cast<int32_t>(topology.edges.size());
+  metrics.switches = topology.vertex_count() - metrics.gpus;
+  metrics.links = topology.link_count();
   metrics.diameter_hops = diameter_hops(topology);
   metrics.bisection_bytes_per_s = bisection_bytes_per_s(topology);
   return metrics;

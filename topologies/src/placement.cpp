@@ -185,8 +185,9 @@ std::vector<int32_t> order_ranks(const Topology& topology, int32_t ranks, const 
   return placement;
 }
 
-std::vector<int32_t> place_ranks(const Topology& topology, const Schedule& schedule, const std::string& placement) {
-  return choose_placement(topology, schedule, placement).gpu_of_rank;
+std::vector<int32_t> place_ranks(const Topology& topology, const schedules::CheckedSchedule& checked,
+                                 const std::string& placement) {
+  return choose_placement(topology, checked, placement).gpu_of_rank;
 }
 
 }  // namespace tessera::topo

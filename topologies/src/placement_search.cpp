@@ -39,8 +39,7 @@ PlacementScore score(Router& router, const std::vector<RankTraffic>& traffic, Ra
     const int32_t src = placement.gpu_of_rank[static_cast<size_t>(pair.src_rank)];
     const int32_t dst = placement.gpu_of_rank[static_cast<size_t>(pair.dst_rank)];
     for (int32_t edge : router.route(src, dst))
-      resource_bytes[static_cast<size_t>(topology.graph[topology.edges[static_cast<size_t>(edge)]].resource)] +=
-          pair.bytes;
+      resource_bytes[static_cast<size_t>(topology.link(edge).resource)] += pair.bytes;
   }
   PlacementScore result;
   result.placement = std::move(placement);
@@ -89,8 +88,10 @@ std::vector<std::string> candidate_orders(const Topology& topology, int32_t rank
   return orders;
 }
 
-std::vector<PlacementScore> rank_placements(const Topology& topology, const Schedule& schedule,
-                                            const BlockGrid& grid, const PlacementSearch& search) {
+std::vector<PlacementScore> rank_placements(const Topology& topology, const schedules::CheckedSchedule& checked,
+                                            const PlacementSearch& search) {
+  const Schedule& schedule = checked.schedule();
+  const BlockGrid& grid = checked.grid();
   if (schedule.gpus > topology.gpu_count())
     throw UserError("the schedule has " + std::to_string(schedule.gpus) + " ranks but the topology has " +
                     std::to_string(topology.gpu_count()) + " GPUs");
@@ -138,18 +139,12 @@ std::vector<PlacementScore> rank_placements(const Topology& topology, const Sche
   return scores;
 }
 
-RankPlacement choose_placement(const Topology& topology, const Schedule& schedule, const BlockGrid& grid,
+RankPlacement choose_placement(const Topology& topology, const schedules::CheckedSchedule& checked,
                                const std::string& placement, const PlacementSearch& search) {
-  if (placement != "auto") return RankPlacement{placement, order_ranks(topology, schedule.gpus, placement)};
-  RankPlacement best = std::move(rank_placements(topology, schedule, grid, search).front().placement);
+  if (placement != "auto") return RankPlacement{placement, order_ranks(topology, checked.schedule().gpus, placement)};
+  RankPlacement best = std::move(rank_placements(topology, checked, search).front().placement);
   best.searched = true;
   return best;
-}
-
-RankPlacement choose_placement(const Topology& topology, const Schedule& schedule, const std::string& placement) {
-  if (placement != "auto") return RankPlacement{placement, order_ranks(topology, schedule.gpus, placement)};
-  const BlockGrid grid(schedule.problem, schedule.layout, schedule.chunks());
-  return choose_placement(topology, schedule, grid, placement);
 }
 
 }  // namespace tessera::topo

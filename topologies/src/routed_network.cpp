@@ -17,7 +17,7 @@ double RoutedNetwork::transfer_s(int32_t src_rank, int32_t dst_rank, int64_t byt
   const Topology& topology = router_.topology();
   double latency_s = 0, narrowest_bytes_per_s = std::numeric_limits<double>::infinity();
   for (int32_t edge : router_.route(src, dst)) {
-    const LinkInfo& link = topology.graph[topology.edges[static_cast<size_t>(edge)]];
+    const LinkInfo& link = topology.link(edge);
     latency_s += link.latency_s;
     narrowest_bytes_per_s = std::min(narrowest_bytes_per_s, link.bytes_per_s);
   }

@@ -36,8 +36,8 @@ struct Router::Impl {
       : topology(network),
         outgoing(detail::Adjacency::of(network, true)),
         relay(detail::relay_vertices(network)),
-        hops_to_gpu(network.gpu_vertices.size()),
-        block_size(std::max<size_t>(size_t{1} << 16, boost::num_vertices(network.graph))) {
+        hops_to_gpu(static_cast<size_t>(network.gpu_count())),
+        block_size(std::max<size_t>(size_t{1} << 16, static_cast<size_t>(network.vertex_count()))) {
     if (topology.shape == TopologyShape::torus) {
       int64_t product = 1;
       for (int32_t k : topology.torus_dims) product *= k;
@@ -68,10 +68,10 @@ struct Router::Impl {
     return stored;
   }
 
-  VertexId vertex_of(int32_t gpu) const { return topology.gpu_vertices[static_cast<size_t>(gpu)]; }
+  int32_t vertex_of(int32_t gpu) const { return topology.gpu_vertex(gpu); }
 
-  // The first edge from `from` to `to` in dense order, or -1.
-  int32_t edge_between(VertexId from, VertexId to) const {
+  // The first link from `from` to `to` in link order, or -1.
+  int32_t edge_between(int32_t from, int32_t to) const {
     for (size_t i = outgoing.begin(from); i < outgoing.end(from); ++i) {
       if (outgoing.neighbour[i] == to) return outgoing.edge[i];
     }
@@ -123,18 +123,18 @@ struct Router::Impl {
   // hash of (source, destination, vertex), so routes spread over parallel paths yet repeat.
   void walk_shortest(int32_t src_gpu, int32_t dst_gpu) {
     const std::vector<uint16_t>& hops = hops_to(dst_gpu);
-    const VertexId target = vertex_of(dst_gpu);
-    VertexId at = vertex_of(src_gpu);
-    if (hops[at] == detail::kUnreached) {
+    const int32_t target = vertex_of(dst_gpu);
+    int32_t at = vertex_of(src_gpu);
+    if (hops[static_cast<size_t>(at)] == detail::kUnreached) {
       throw UserError("'" + topology.name + "': GPU " + std::to_string(src_gpu) + " cannot reach GPU " +
                       std::to_string(dst_gpu));
     }
     const uint64_t pair_hash = mix(pair_key(src_gpu, dst_gpu));
     while (at != target) {
-      const uint16_t wanted = static_cast<uint16_t>(hops[at] - 1);
+      const uint16_t wanted = static_cast<uint16_t>(hops[static_cast<size_t>(at)] - 1);
       auto usable = [&](size_t i) {
-        const VertexId v = outgoing.neighbour[i];
-        return hops[v] == wanted && (v == target || relay[v]);
+        const int32_t v = outgoing.neighbour[i];
+        return hops[static_cast<size_t>(v)] == wanted && (v == target || relay[static_cast<size_t>(v)]);
       };
       uint64_t choices = 0;
       for (size_t i = outgoing.begin(at); i < outgoing.end(at); ++i) choices += usable(i) ? 1 : 0;
@@ -171,12 +171,12 @@ struct Router::Impl {
   }
 
   // The first NIC a GPU is cabled to (several GPUs share one when a server has fewer NICs
-  // than GPUs); a null vertex when it has none.
-  VertexId nic_of(int32_t gpu) const {
-    const VertexId v = vertex_of(gpu);
+  // than GPUs); -1 when it has none.
+  int32_t nic_of(int32_t gpu) const {
+    const int32_t v = vertex_of(gpu);
     for (size_t i = outgoing.begin(v); i < outgoing.end(v); ++i)
-      if (topology.graph[outgoing.neighbour[i]].kind == VertexKind::nic) return outgoing.neighbour[i];
-    return boost::graph_traits<Graph>::null_vertex();
+      if (topology.vertex(outgoing.neighbour[i]).kind == VertexKind::nic) return outgoing.neighbour[i];
+    return -1;
   }
 
   const std::vector<uint16_t>& hops_to(int32_t dst_gpu) {

@@ -86,6 +86,9 @@ namespace tessera_emulation {
 void launch(dim3 grid, dim3 block, size_t dynamic_shared_bytes, const std::function<void()>& kernel);
 // The emulated machine has this many GPUs (for the nccl transport); their memory is all host memory.
 constexpr int kDevices = 8;
+// What cudaMemGetInfo reports: 8 GB free of 8 GB on every GPU unless a test says otherwise.
+constexpr size_t kDeviceBytes = size_t{8} << 30;
+void set_free_bytes(int device, size_t bytes);
 // Queues `launch` on `stream` (which must belong to the current GPU): it runs when the host
 // waits for that stream's work.
 cudaError_t enqueue_launch(cudaStream_t stream, std::function<void()> launch);

@@ -2,25 +2,21 @@
 // Measures how fast an executor computes attention blocks and fits the simulator's compute
 // model to it (sim/gpu_profile.hpp: time = FLOPs / (peak x efficiency(side)) + overhead, with
 // efficiency(side) = side / (side + half_efficiency_tokens)), so that predictions use the
-// machine's own speed. The result is the calibration JSON `tessera simulate --calibration` reads.
+// machine's own speed. The result is the calibration file (core/calibration_file.hpp) that
+// `tessera simulate --calibration` reads. Works on any executor, through its interface.
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "tessera/backend/executor.hpp"
+#include "tessera/core/calibration_file.hpp"
 #include "tessera/core/problem.hpp"
 
 namespace tessera::backend {
 
-struct BlockMeasurement {
-  int64_t side_tokens = 0;   // a full (unmasked) block of side x side tokens
-  double flops = 0;          // forward FLOPs of the block (4 x side^2 x d x heads)
-  double forward_s = 0;      // median measured time of the block's compute op
-  double backward_s = 0;
-};
+using BlockMeasurement = MeasuredBlock;
 
 struct ComputeCalibration {
   std::vector<BlockMeasurement> blocks;
@@ -39,7 +35,8 @@ struct ComputeCalibration {
 };
 
 // Runs one-rank forward and backward schedules of full blocks of each side on `executor` and
-// fits the model by least squares. `heads`, `head_dim` and `dtype` come from `shape`.
+// fits the model by least squares. `heads`, `head_dim` and `dtype` come from `shape`. Each
+// schedule is offered to can_run first; a refusal is thrown (require_ready).
 ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& shape, const std::vector<int64_t>& sides,
                                      int repeats, const std::function<void(const std::string&)>& progress = {});
 
@@ -54,7 +51,8 @@ struct ComputeFit {
 };
 ComputeFit fit_compute_model(const std::vector<BlockMeasurement>& blocks);
 
-// The calibration file: the simulator's profile fields plus what was measured, for the record.
-nlohmann::json calibration_json(const ComputeCalibration& calibration, const std::string& device, const Problem& shape);
+// The calibration file: the simulator's profile fields, the link, and what was measured, for
+// the record. `device` names what ran (the executor), `shape` the problem the blocks had.
+CalibrationFile calibration_file(const ComputeCalibration& calibration, const std::string& device, const Problem& shape);
 
 }  // namespace tessera::backend

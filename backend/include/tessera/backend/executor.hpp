@@ -4,12 +4,14 @@
 // NCCL) where a GPU exists. Every executor consumes the same checked schedule and fills the
 // same AttentionTensors, so numerics are compared the same way for all of them, and records
 // when each op ran, so measured times line up with the simulator's predicted ones op by op.
-#include <memory>
-#include <stdexcept>
+// The executors themselves live in libraries above this one (backend/cpu, backend/cuda); the
+// factory (backend/factory) makes them by name.
 #include <string>
 #include <vector>
 
-#include "tessera/backend/cpu_executor.hpp"
+#include "tessera/backend/readiness.hpp"
+#include "tessera/backend/tensors.hpp"
+#include "tessera/schedules/checker.hpp"
 
 namespace tessera::backend {
 
@@ -28,7 +30,8 @@ std::string to_string(Transport transport);
 
 struct ExecutorOptions {
   // local: every rank is a virtual rank on device 0 and transfers are device copies, so any P
-  // runs on one GPU; nccl: rank r runs on device r, transfers are NCCL point-to-point.
+  // runs on one GPU; nccl: rank r runs on device r, transfers are NCCL point-to-point; mpi: one
+  // process per rank under mpirun.
   Transport transport = Transport::local;
   double watchdog_s = 60;  // a run with no progress for this long is aborted, naming the op that waited
 };
@@ -37,22 +40,15 @@ class ScheduleExecutor {
  public:
   virtual ~ScheduleExecutor() = default;
   virtual std::string name() const = 0;
-  // Fills out/lse (forward) and d_q/d_k/d_v (backward) of `tensors` (see execute_on_cpu for
-  // what must be set beforehand) and the measured op times.
-  virtual void execute(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis,
-                       AttentionTensors& tensors, ExecutionRecord& record) = 0;
+  // Whether this executor can run the schedule here (limits, memory, devices), decided before
+  // anything is allocated. Under the mpi transport every process must ask: the processes agree
+  // on the answer, so that none goes on to set up communication while another refuses.
+  virtual Readiness can_run(const schedules::CheckedSchedule& checked) const = 0;
+  // Runs a schedule can_run accepted: fills out/lse (forward) and d_q/d_k/d_v (backward) of
+  // `tensors`, whose inputs must be set (backward-only problems also need out and lse: the
+  // forward's results, from which each owner forms its Stats), and the measured op times.
+  virtual void execute(const schedules::CheckedSchedule& checked, AttentionTensors& tensors,
+                       ExecutionRecord& record) = 0;
 };
-
-// "cpu" or "cuda". Throws BackendUnavailable when this build or this machine cannot run it
-// (no CUDA executor built, no GPU found), UserError for an unknown name.
-std::unique_ptr<ScheduleExecutor> make_executor(const std::string& backend, const ExecutorOptions& options);
-
-// Thrown when a backend cannot run here; the message says why in words.
-struct BackendUnavailable : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// True when this build contains the CUDA executor (whether or not a GPU is present).
-bool cuda_executor_built();
 
 }  // namespace tessera::backend

@@ -20,6 +20,7 @@
 #include <compare>
 #include <cstdint>
 #include <span>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,7 +58,9 @@ struct BlockRef {
 std::string to_string(const BlockRef& block);
 
 enum class OpKind : uint8_t { compute, send, recv, collective, merge };
-enum class CollectiveKind : uint8_t { all_gather, reduce_scatter, all_to_all, permute };
+// Schedules use the first four; all_reduce and send_recv are standalone collectives only
+// (`simulate --collective`), which parse_collective_kind (the schedule form) does not read.
+enum class CollectiveKind : uint8_t { all_gather, reduce_scatter, all_to_all, permute, all_reduce, send_recv };
 std::string to_string(OpKind kind);
 std::string to_string(CollectiveKind kind);
 bool parse_op_kind(const std::string& text, OpKind& kind);
@@ -91,9 +94,21 @@ struct Collective {
   std::vector<Transfer> transfers;
 };
 
+// An algorithm's two-dimensional parameter, "8x16": first = query chunks per tile (mesh), grid
+// rows (attention2d), Ulysses degree (usp); second = key chunks per tile, grid columns, ring
+// degree.
+struct TileShape {
+  int32_t first = 1;
+  int32_t second = 1;
+  friend bool operator==(const TileShape&, const TileShape&) = default;
+};
+TileShape parse_tile(const std::string& text);  // throws UserError
+std::string to_string(const TileShape& tile);
+
 struct Schedule {
   std::string algorithm;     // generator name, e.g. "mesh"
-  std::string variant;       // e.g. "8x16 greedy"; free text
+  std::string variant;       // e.g. "8x16 greedy"; free text for people, never parsed
+  std::optional<TileShape> tile;  // the algorithm's tile or grid where it has one (mesh, attention2d, usp)
   Problem problem;
   Layout layout = Layout::contiguous;
   int32_t gpus = 1;
@@ -121,6 +136,9 @@ struct Schedule {
     return stream >= 0 && static_cast<size_t>(stream) < stream_buffers.size() ? stream_buffers[static_cast<size_t>(stream)] : 0;
   }
   std::string name() const { return variant.empty() ? algorithm : algorithm + " " + variant; }
+  // The schedule's identity (algorithm, variant, tile, problem, layout, GPUs, head groups,
+  // streams) without its ops, blocks, items and collectives: what a report names it by.
+  Schedule identity() const;
   std::string describe(const Op& op) const;  // "GPU 3 recv KV[2] from GPU 2 (op 17, stream kv_recv)"
   size_t index_of(const Op& op) const { return static_cast<size_t>(&op - ops.data()); }
 };

@@ -7,29 +7,27 @@
 #include <vector>
 
 #include "tessera/core/block_grid.hpp"
+#include "tessera/core/hardware_presets.hpp"
 #include "tessera/core/schedule.hpp"
-#include "tessera/costmodel/analysis.hpp"
+#include "tessera/schedules/checker.hpp"
 #include "tessera/costmodel/lower_bound.hpp"
-#include "tessera/costmodel/network_model.hpp"
+#include "tessera/core/network_model.hpp"
 
-namespace tessera {
+namespace tessera::costmodel {
 
 // A GPU and a uniform network: every GPU pair has its own link of this latency and bandwidth
-// (SI units: 1 GB/s = 1e9 B/s). Defaults: H100 SXM (989 TFLOP/s dense bf16 at 60 %, 3.35 TB/s
-// HBM) and 400 Gb/s InfiniBand per GPU (50 GB/s, 5 us).
+// (SI units: 1 GB/s = 1e9 B/s). Defaults (core/hardware_presets.hpp names the sources): H100 SXM
+// (989 TFLOP/s dense bf16 at 60 %, 3.35 TB/s HBM) and 400 Gb/s InfiniBand per GPU (50 GB/s, 5 us).
 // Per-message and per-kernel costs are on by default: every point-to-point message pays
 // `message` (NCCL's figures, network_model.hpp) and every block kernel a launch.
 struct Hardware {
-  // Launch cost of one kernel: cuLaunchKernel of an empty kernel measured at 3.0 us
-  // (meta-pytorch/tritonbench PR #1017, GB200); async enqueue 2.6-2.8 us per launch in
-  // ahrefs/ocannl issue #488. The simulator's GPU profiles use the same default.
-  static constexpr double kKernelLaunchS = 3e-6;
+  static constexpr double kKernelLaunchS = kDefaultKernelLaunchS;
 
-  double peak_flops_per_s = 989e12;
-  double compute_efficiency = 0.6;
-  double hbm_bytes_per_s = 3.35e12;
-  double link_bytes_per_s = 50e9;
-  double link_latency_s = 5e-6;
+  double peak_flops_per_s = kDefaultGpu.peak_flops_per_s_16bit;
+  double compute_efficiency = kDefaultGpu.analytical_efficiency;
+  double hbm_bytes_per_s = kDefaultGpu.hbm_bytes_per_s;
+  double link_bytes_per_s = kDefaultNetworkLink.bytes_per_s;
+  double link_latency_s = kDefaultNetworkLink.latency_s;
   double kernel_launch_s = kKernelLaunchS;  // per block kernel
   MessageCosts message;                     // per point-to-point message
   double effective_flops_per_s() const { return peak_flops_per_s * compute_efficiency; }
@@ -70,9 +68,8 @@ struct CostReport {
   double time_over_lower_bound = 0;          // time_s / lower_bound_time.total_s(): at least 1
 };
 
-// The analysis must come from a successful check (it needs a complete execution order).
 // Transfers take network.transfer_s; without a network, the uniform one of `hardware`.
-CostReport cost_schedule(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis,
-                         const Hardware& hardware, const NetworkModel* network = nullptr);
+CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardware& hardware,
+                         const NetworkModel* network = nullptr);
 
-}  // namespace tessera
+}  // namespace tessera::costmodel

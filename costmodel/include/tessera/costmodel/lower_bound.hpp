@@ -70,7 +70,7 @@
 #include "tessera/core/block_grid.hpp"
 #include "tessera/core/schedule.hpp"
 
-namespace tessera {
+namespace tessera::costmodel {
 
 // Per-GPU bytes received, at least, by the GPU that receives the most.
 struct LowerBound {
@@ -113,4 +113,4 @@ TimeLowerBound time_lower_bound(const Schedule& schedule, double least_compute_s
 TimeLowerBound time_lower_bound(const Schedule& schedule, const BlockGrid& grid, const ComputeOpSeconds& seconds,
                                 double receive_bytes_per_s);
 
-}  // namespace tessera
+}  // namespace tessera::costmodel

@@ -10,30 +10,33 @@
 #include <vector>
 
 #include "tessera/costmodel/cost.hpp"
-#include "tessera/costmodel/generators.hpp"
-#include "tessera/scenario/pipeline.hpp"
+#include "tessera/schedules/generators.hpp"
 #include "tessera/topologies/topology.hpp"
 
 namespace tessera::scenario {
 
 struct PlanTarget {
-  Hardware hardware;                          // the uniform network, message costs, compute
+  costmodel::Hardware hardware;               // the uniform network, message costs, compute
   const topo::Topology* topology = nullptr;   // the network; none: the uniform one
   std::string placement = "linear";           // as --placement, when `ranks` is empty
   std::vector<int32_t> ranks;                 // the placement already chosen (rank -> GPU), if any
   std::optional<double> flops_per_s;          // one block's FLOP rate; default: the hardware's effective rate
 };
 
+// The planner's hardware on the uniform network of `hardware`: both rings run over the one
+// link, and a hop pays the link's latency plus one message's costs on a network path.
+schedules::PlanHardware uniform_plan_hardware(const costmodel::Hardware& hardware);
+
 // The planner's hardware for an a x b mesh tile whose ranks run on `placement[rank]`: per ring,
 // the narrowest link on any of its hops and the largest fixed cost of a hop (link latencies
 // plus the message costs of its path).
-PlanHardware ring_plan_hardware(const topo::Topology& topology, const std::vector<int32_t>& placement, TileShape tile,
-                                const MessageCosts& message, double flops_per_s);
+schedules::PlanHardware ring_plan_hardware(const topo::Topology& topology, const std::vector<int32_t>& placement,
+                                           TileShape tile, const MessageCosts& message, double flops_per_s);
 
-// generate_checked (pipeline.hpp) with options.plan_hardware filled for `target`. On a topology
+// schedules::generate_checked with options.plan_hardware filled for `target`. On a topology
 // the placement a mesh gets depends on its tile, not on its plan's order: without `ranks`, a
 // first generation with the uniform figures gives the placement the rings are measured under.
-CheckedSchedule generate_checked(const std::string& algorithm, const Problem& problem, GeneratorOptions options,
-                                 const PlanTarget& target);
+schedules::CheckedSchedule generate_checked(const std::string& algorithm, const Problem& problem,
+                                            schedules::GeneratorOptions options, const PlanTarget& target);
 
 }  // namespace tessera::scenario

@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <string>
 
+#include "tessera/core/hardware_presets.hpp"
 #include "tessera/core/problem.hpp"
+#include "tessera/core/units.hpp"
 #include "tessera/costmodel/cost.hpp"
-#include "tessera/costmodel/generators.hpp"
+#include "tessera/schedules/generators.hpp"
 
 namespace tessera::scenario {
 
@@ -41,14 +43,22 @@ struct NetworkText {
   std::string routing;              // pxn or ecmp; empty: the topology's own (pxn on rail-optimised clusters)
 };
 
+// The analytical model's hardware. Defaults: the default GPU and network link of
+// core/hardware_presets.hpp (each conversion below is exact: 989, 0.6, 3350, 50, 5).
 struct HardwareValues {
-  double peak_tflops = 989;
-  double efficiency = 0.6;
-  double hbm_gbps = 3350;
-  double bandwidth_gbps = 50;
-  double latency_us = 5;
+  double peak_tflops = kDefaultGpu.peak_flops_per_s_16bit / 1e12;
+  double efficiency = kDefaultGpu.analytical_efficiency;
+  // Bandwidths with their unit, as typed (`--hbm-bandwidth 3.35TB/s`, `--bandwidth 400Gb/s`;
+  // core/units.hpp). When given, each replaces the GB/s number below it.
+  std::string hbm_bandwidth;
+  std::string bandwidth;
+  // The same in GB/s (bytes): the sweep's hbm_gbps and bandwidth_gbps columns and the
+  // deprecated --hbm-gbps and --bandwidth-gbps.
+  double hbm_gbps = kDefaultGpu.hbm_bytes_per_s / kBytesPerSecondPerGBps;
+  double bandwidth_gbps = kDefaultNetworkLink.bytes_per_s / kBytesPerSecondPerGBps;
+  double latency_us = kDefaultNetworkLink.latency_s * 1e6;
   // Per-kernel and per-message costs (cost.hpp and network_model.hpp name their sources).
-  double launch_us = Hardware::kKernelLaunchS * 1e6;                  // per block kernel
+  double launch_us = costmodel::Hardware::kKernelLaunchS * 1e6;                  // per block kernel
   double overhead_us = MessageCosts::kNcclBaseLatencyS * 1e6;         // per message, any path
   double nvlink_message_us = MessageCosts::kNcclNvlinkLatencyS * 1e6;  // per message inside a server
   double network_message_us = MessageCosts::kNcclNetworkLatencyS * 1e6;  // per message leaving it
@@ -56,7 +66,9 @@ struct HardwareValues {
 
 Problem make_problem(const ProblemText& text);  // throws UserError naming the field
 int32_t gpu_count(const ProblemText& text);      // 1 .. 2^20, or UserError
-GeneratorOptions make_options(const ProblemText& problem, const ScheduleText& schedule);
-Hardware make_hardware(const HardwareValues& values);
+schedules::GeneratorOptions make_options(const ProblemText& problem, const ScheduleText& schedule);
+// Throws UserError naming the flag (`--bandwidth: ...`) when a value is out of range or a
+// bandwidth has no known unit.
+costmodel::Hardware make_hardware(const HardwareValues& values);
 
 }  // namespace tessera::scenario

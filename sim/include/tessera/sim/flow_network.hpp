@@ -6,9 +6,10 @@
 // next completion is asked for.
 #include <cstdint>
 #include <limits>
-#include <queue>
 #include <span>
 #include <vector>
+
+#include "tessera/sim/min_queue.hpp"
 
 namespace tessera::sim {
 
@@ -63,7 +64,7 @@ class FlowNetwork {
   std::vector<Flow> flows_;
   std::vector<int32_t> free_ids_;
   size_t active_count_ = 0;
-  std::priority_queue<Completion, std::vector<Completion>, std::greater<>> completions_;
+  MinQueue<Completion> completions_;
   // Scratch for reshare (kept to avoid reallocating).
   std::vector<uint32_t> resource_mark_, flow_mark_;
   uint32_t epoch_ = 0;

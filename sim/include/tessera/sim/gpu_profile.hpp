@@ -7,20 +7,22 @@
 #include <string>
 #include <vector>
 
+#include "tessera/core/hardware_presets.hpp"
 #include "tessera/core/problem.hpp"
 #include "tessera/costmodel/cost.hpp"
-#include "tessera/costmodel/network_model.hpp"
+#include "tessera/core/network_model.hpp"
 
 namespace tessera::sim {
 
 struct GpuProfile {
-  std::string name = "h100";
-  double peak_flops_per_s_16bit = 989e12;  // dense bf16/fp16 tensor-core peak
-  double peak_flops_per_s_fp32 = 494e12;   // TF32 tensor-core peak (fp32 inputs)
-  double hbm_bytes_per_s = 3.35e12;
+  // The default GPU's vendor figures (core/hardware_presets.hpp names the sources).
+  std::string name{kDefaultGpu.name};
+  double peak_flops_per_s_16bit = kDefaultGpu.peak_flops_per_s_16bit;  // dense bf16/fp16 tensor-core peak
+  double peak_flops_per_s_fp32 = kDefaultGpu.peak_flops_per_s_fp32;    // TF32 tensor-core peak (fp32 inputs)
+  double hbm_bytes_per_s = kDefaultGpu.hbm_bytes_per_s;
   double max_efficiency = 0.7;             // fraction of peak a large attention block reaches
   double half_efficiency_tokens = 256;     // block side (sqrt(rows x cols)) at half of max_efficiency
-  double launch_overhead_s = Hardware::kKernelLaunchS;  // per block kernel (cost.hpp names the source)
+  double launch_overhead_s = kDefaultKernelLaunchS;  // per block kernel (hardware_presets.hpp names the source)
   // Backward blocks' FLOP rate relative to forward blocks' (their FLOPs are 2.5x forward's;
   // kernels differ in how well they run). Vendor profiles assume the same rate.
   double backward_rate_ratio = 1.0;
@@ -36,8 +38,8 @@ struct GpuProfile {
   }
 };
 
-// "h100" (H100 SXM: 989 TFLOP/s bf16 dense, 3.35 TB/s), "h200" (989 TFLOP/s, 4.8 TB/s),
-// "a100" (A100 SXM 80 GB: 312 TFLOP/s, 2.04 TB/s) — vendor data sheets.
+// One profile per GPU of core/hardware_presets.hpp: "h100" (H100 SXM: 989 TFLOP/s bf16 dense,
+// 3.35 TB/s), "h200" (989 TFLOP/s, 4.8 TB/s), "a100" (A100 SXM 80 GB: 312 TFLOP/s, 2.04 TB/s).
 std::vector<GpuProfile> gpu_profiles();
 GpuProfile gpu_profile(const std::string& name);  // UserError listing the known ones
 

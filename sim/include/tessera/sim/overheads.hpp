@@ -12,7 +12,7 @@ namespace tessera::sim {
 
 // `calibration` may be empty. The figures a calibration file has ("launch_overhead_s", the
 // fields of its "message" object) win over the hardware's; those it lacks are the hardware's.
-inline void apply_overheads(const Hardware& hardware, const std::string& calibration, GpuProfile& gpu,
+inline void apply_overheads(const costmodel::Hardware& hardware, const std::string& calibration, GpuProfile& gpu,
                             SimOptions& options) {
   options.set_message_costs(hardware.message);
   gpu.launch_overhead_s = hardware.kernel_launch_s;

@@ -1,37 +1,30 @@
 #pragma once
-// The event-driven simulator: executes a checked schedule over a topology. Each op starts when
-// its dependencies are done (its stream's previous op among them); compute ops take the GPU
-// model's time; a send and its recv start one transfer when both are ready, routed over the
-// topology; collectives start every transfer of their algorithm at once. Deterministic: events
-// are ordered by time, then by insertion.
-//
-// Fidelity levels, same outputs:
-//  - flow:       transfers are flows sharing link bandwidth max-min fairly (flow_network.hpp),
-//                then the route latency (latency-last);
-//  - alpha-beta: every transfer takes route latency + bytes / narrowest link, no sharing.
+// The simulator: executes a checked schedule over a topology. The schedule is expanded into
+// tasks for the engine (engine.hpp): each op starts when its dependencies are done (its
+// stream's previous op among them); compute ops take the GPU model's time; a send and its recv
+// start one transfer when both are ready, routed over the topology; collectives start their
+// algorithm's transfers (collective_expansion.hpp). Deterministic: events are ordered by time,
+// then by insertion. Fidelity levels (engine.hpp) change how transfers share links, not what
+// comes out.
 #include <atomic>
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "tessera/core/block_grid.hpp"
+#include "tessera/core/network_model.hpp"
 #include "tessera/core/schedule.hpp"
-#include "tessera/costmodel/analysis.hpp"
-#include "tessera/costmodel/network_model.hpp"
+#include "tessera/schedules/checker.hpp"
+#include "tessera/sim/engine.hpp"
 #include "tessera/sim/gpu_profile.hpp"
 #include "tessera/topologies/topology.hpp"
 
 namespace tessera::sim {
 
-enum class Fidelity { flow, alpha_beta };
-Fidelity parse_fidelity(const std::string& text);  // UserError
-std::string to_string(Fidelity fidelity);
-
 struct SimOptions {
   Fidelity fidelity = Fidelity::flow;
   // Per-message costs, on top of the route's link latencies and bytes / bandwidth. Defaults:
-  // NCCL's own cost model (costmodel/network_model.hpp names the source). A point-to-point
+  // NCCL's own cost model (core/network_model.hpp names the source). A point-to-point
   // message (each chunk of one, with chunk_bytes) pays the overhead and its path's latency; a
   // collective pays the overhead once and each algorithm step its path's latency. Paths within
   // one device pay nothing. A calibration file replaces them (sim/gpu_profile.hpp).
@@ -54,10 +47,6 @@ struct SimOptions {
     nvlink_message_latency_s = costs.nvlink_latency_s;
     network_message_latency_s = costs.network_latency_s;
   }
-};
-
-struct SimulationCancelled : std::runtime_error {
-  SimulationCancelled() : std::runtime_error("simulation cancelled") {}
 };
 
 struct GpuTimes {
@@ -90,9 +79,8 @@ struct SimResult {
 };
 
 // `placement[rank]` is the topology GPU of each schedule rank.
-SimResult simulate(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis,
-                   const topo::Topology& topology, const std::vector<int32_t>& placement, const GpuProfile& gpu,
-                   const SimOptions& options);
+SimResult simulate(const schedules::CheckedSchedule& checked, const topo::Topology& topology,
+                   const std::vector<int32_t>& placement, const GpuProfile& gpu, const SimOptions& options);
 
 // Seconds a compute or merge op takes on `gpu`.
 double op_compute_s(const Schedule& schedule, const BlockGrid& grid, const Op& op, const GpuProfile& gpu);

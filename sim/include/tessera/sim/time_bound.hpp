@@ -11,7 +11,7 @@
 
 namespace tessera::sim {
 
-TimeLowerBound simulated_time_bound(const Schedule& schedule, const BlockGrid& grid, const topo::Topology& topology,
+costmodel::TimeLowerBound simulated_time_bound(const Schedule& schedule, const BlockGrid& grid, const topo::Topology& topology,
                                     const GpuProfile& gpu);
 
 }  // namespace tessera::sim

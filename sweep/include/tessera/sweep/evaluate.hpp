@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "tessera/sweep/points.hpp"
-#include "tessera/topologies/topology.hpp"
+#include "tessera/scenario/network.hpp"
 
 namespace tessera::sweep {
 

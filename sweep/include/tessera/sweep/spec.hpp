@@ -23,8 +23,11 @@
 // pass; schedule algo (a generator, or `all`: every applicable schedule and tile shape, as
 // `tessera plan` ranks them) tile (AxB, or `all`: every factor pair of gpus) variant; network
 // topology (preset or file) placement; model fidelity (analytic, alpha-beta or flow) gpu
-// (profile for the simulator) peak_tflops efficiency hbm_gbps bandwidth_gbps latency_us
-// channels overhead_us chunk. Every value is checked when the spec is read; every error reads
+// (profile for the simulator) peak_tflops efficiency hbm_bandwidth bandwidth latency_us
+// channels overhead_us chunk. Bandwidths carry their unit (core/units.hpp): `bandwidth: 400Gb/s`,
+// `hbm_bandwidth: 3.35TB/s`; their result columns keep the names hbm_gbps and bandwidth_gbps and
+// hold GB/s (bytes), and those names still work as fields taking a number of GB/s (deprecated: a
+// note says so, once). Every value is checked when the spec is read; every error reads
 // "FILE:LINE: field: what was wrong (what was expected)".
 #include <array>
 #include <cstdint>
@@ -43,9 +46,10 @@ inline constexpr int kFieldCount = 28;
 
 const std::string& field_name(Field field);
 const std::string& field_default(Field field);
-// Nullptr-free lookup: false when `name` is not a field.
+// Nullptr-free lookup: false when `name` is not a field (a column name: bandwidth_gbps, not the
+// spec's `bandwidth`, which parse_spec reads).
 bool parse_field(const std::string& name, Field& field);
-std::string field_list();  // "gpus, seq, ..." for error messages
+std::string field_list();  // "gpus, seq, ..., bandwidth, hbm_bandwidth" for error messages
 // Throws UserError (without file or line) when `value` is not valid for `field`.
 void validate_value(Field field, const std::string& value);
 

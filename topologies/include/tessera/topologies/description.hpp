@@ -4,8 +4,8 @@
 //   # A shorthand: one entry per dimension, dimension 0 fastest
 //   name: two-level
 //   dimensions:
-//     - {kind: switch, size: 8, bandwidth_gbps: 450, latency_us: 1}
-//     - {kind: ring, size: 4, bandwidth_gbps: 50, latency_us: 5}
+//     - {kind: switch, size: 8, bandwidth: 450GB/s, latency_us: 1}
+//     - {kind: ring, size: 4, bandwidth: 400Gb/s, latency_us: 5}
 //
 //   # Or a builder with its parameters: ring, torus, fully-connected, switch, hierarchical
 //   builder: hierarchical
@@ -17,9 +17,10 @@
 //   gpus: 4
 //   switches: [sw0]
 //   links:
-//     - {from: gpu0, to: sw0, bandwidth_gbps: 100, latency_us: 1, duplex: full}
+//     - {from: gpu0, to: sw0, bandwidth: 800Gb/s, latency_us: 1, duplex: full}
 //
-// Bandwidths are GB/s (1 GB/s = 1e9 B/s), latencies microseconds. Every error names the file,
+// Bandwidths carry their unit, bytes or bits (50GB/s = 400Gb/s; core/units.hpp); the deprecated
+// *_gbps keys take a number of GB/s. Latencies are microseconds. Every error names the file,
 // the line and what was expected.
 #include <string>
 #include <vector>

@@ -7,20 +7,21 @@
 
 #include "tessera/core/block_grid.hpp"
 #include "tessera/core/schedule.hpp"
+#include "tessera/schedules/checker.hpp"
 #include "tessera/topologies/routing.hpp"
 
 namespace tessera::topo {
 
 struct LinkLoads {
-  std::vector<int64_t> edge_bytes;                        // per dense edge index
+  std::vector<int64_t> edge_bytes;                        // per link index (Topology::link)
   int32_t busiest_edge = -1;
   int64_t busiest_edge_bytes = 0;
   std::array<int64_t, kDataKindCount> inter_node_bytes{};  // bytes by data kind crossing server boundaries
   int64_t inter_node_total() const;
 };
 
-LinkLoads compute_link_loads(Router& router, const std::vector<int32_t>& placement, const Schedule& schedule,
-                             const BlockGrid& grid);
+LinkLoads compute_link_loads(Router& router, const std::vector<int32_t>& placement,
+                             const schedules::CheckedSchedule& checked);
 
 // The same transfers summed per ordered rank pair, whatever the placement: one entry per pair
 // that exchanges data, ordered by (source, destination). Placing it is routing each pair once.

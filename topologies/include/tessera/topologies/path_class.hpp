@@ -4,7 +4,7 @@
 // link) is a network path. No hops at all: both ranks share a device.
 #include <span>
 
-#include "tessera/costmodel/network_model.hpp"
+#include "tessera/core/network_model.hpp"
 #include "tessera/topologies/topology.hpp"
 
 namespace tessera::topo {
@@ -12,7 +12,7 @@ namespace tessera::topo {
 inline PathClass path_class(const Topology& topology, std::span<const int32_t> route) {
   if (route.empty()) return PathClass::local;
   for (int32_t edge : route)
-    if (topology.graph[topology.edges[static_cast<size_t>(edge)]].link_class != LinkClass::nvlink)
+    if (topology.link(edge).link_class != LinkClass::nvlink)
       return PathClass::network;
   return PathClass::nvlink;
 }

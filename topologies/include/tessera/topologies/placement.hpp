@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "tessera/core/schedule.hpp"
+#include "tessera/schedules/checker.hpp"
 #include "tessera/topologies/topology.hpp"
 
 namespace tessera::topo {
@@ -33,6 +34,7 @@ struct RankPlacement {
 std::vector<int32_t> order_ranks(const Topology& topology, int32_t ranks, const std::string& order);
 
 // A named order, or "auto": the search of placement_search.hpp (without simulation).
-std::vector<int32_t> place_ranks(const Topology& topology, const Schedule& schedule, const std::string& placement);
+std::vector<int32_t> place_ranks(const Topology& topology, const schedules::CheckedSchedule& checked,
+                                 const std::string& placement);
 
 }  // namespace tessera::topo

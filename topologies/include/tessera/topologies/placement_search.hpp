@@ -10,8 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/core/block_grid.hpp"
-#include "tessera/core/schedule.hpp"
+#include "tessera/schedules/checker.hpp"
 #include "tessera/topologies/link_loads.hpp"
 #include "tessera/topologies/placement.hpp"
 #include "tessera/topologies/topology.hpp"
@@ -40,13 +39,11 @@ std::vector<std::string> candidate_orders(const Topology& topology, int32_t rank
 
 // Every distinct candidate placement scored, best first: least busiest_link_s, then (among
 // near-ties, when search.simulated_s is given) least simulated time, then least link_s_sum.
-std::vector<PlacementScore> rank_placements(const Topology& topology, const Schedule& schedule,
-                                            const BlockGrid& grid, const PlacementSearch& search = {});
+std::vector<PlacementScore> rank_placements(const Topology& topology, const schedules::CheckedSchedule& checked,
+                                            const PlacementSearch& search = {});
 
 // A named order (placement.hpp), or for "auto" the best of rank_placements.
-RankPlacement choose_placement(const Topology& topology, const Schedule& schedule, const BlockGrid& grid,
+RankPlacement choose_placement(const Topology& topology, const schedules::CheckedSchedule& checked,
                                const std::string& placement, const PlacementSearch& search = {});
-// The same, building the schedule's block grid when "auto" needs it.
-RankPlacement choose_placement(const Topology& topology, const Schedule& schedule, const std::string& placement);
 
 }  // namespace tessera::topo

@@ -5,7 +5,7 @@
 #include <mutex>
 #include <vector>
 
-#include "tessera/costmodel/network_model.hpp"
+#include "tessera/core/network_model.hpp"
 #include "tessera/topologies/routing.hpp"
 
 namespace tessera::topo {

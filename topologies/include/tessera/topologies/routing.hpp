@@ -1,5 +1,5 @@
 #pragma once
-// Routes between GPUs, as sequences of dense edge indices (Topology::edges).
+// Routes between GPUs, as sequences of link indices (Topology::link).
 //  - ring: the shorter way round (unidirectional rings: forward only; ties: forward);
 //  - torus: dimension-ordered (dimension 0 first), the shorter way in each (ties: positive);
 //  - everything else: shortest paths in hops with deterministic ECMP: among equally short next
@@ -26,7 +26,7 @@ void set_routing(Topology& topology, const std::string& routing);
 class Router {
  public:
   explicit Router(const Topology& topology);
-  // Edge indices from GPU src to GPU dst (empty when src == dst). Cached; not thread-safe.
+  // Link indices from GPU src to GPU dst (empty when src == dst). Cached; not thread-safe.
   std::span<const int32_t> route(int32_t src_gpu, int32_t dst_gpu);
   int32_t hops(int32_t src_gpu, int32_t dst_gpu) { return static_cast<int32_t>(route(src_gpu, dst_gpu).size()); }
   // The GPU whose NIC a PXN route leaves through, when it is not the source's own; else -1.

@@ -1,13 +1,13 @@
 #pragma once
-// A cluster network as a directed graph on Boost.Graph: GPUs and switches are vertices, every
-// link direction is an edge with its bandwidth and latency. A full-duplex cable is two edges,
-// each with the full bandwidth; a half-duplex cable is two edges that share one `resource`
-// (so traffic in both directions adds up on it). Nothing here includes Qt or CUDA.
+// A cluster network as a directed graph: GPUs and switches are vertices, every link direction
+// is a link with its bandwidth and latency. A full-duplex cable is two links, each with the full
+// bandwidth; a half-duplex cable is two links that share one `resource` (so traffic in both
+// directions adds up on it). Vertices and links are dense int32 indices in the order they were
+// added; GPU g is the g-th GPU vertex added. Nothing here includes Qt, CUDA or Boost.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
-
-#include <boost/graph/adjacency_list.hpp>
 
 namespace tessera::topo {
 
@@ -29,13 +29,9 @@ struct LinkInfo {
   double bytes_per_s = 0;   // per direction
   double latency_s = 0;
   LinkClass link_class = LinkClass::generic;
-  int32_t resource = -1;    // index of the capacity this edge uses (shared by both directions when half duplex)
-  bool inter_node = false;  // true when the edge leaves or enters a server
+  int32_t resource = -1;    // index of the capacity this link uses (shared by both directions when half duplex)
+  bool inter_node = false;  // true when the link leaves or enters a server
 };
-
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, VertexInfo, LinkInfo>;
-using VertexId = boost::graph_traits<Graph>::vertex_descriptor;
-using EdgeId = boost::graph_traits<Graph>::edge_descriptor;
 
 // How the topology was built: routing uses it (dimension-ordered on tori).
 enum class TopologyShape : uint8_t { ring, torus, fully_connected, single_switch, hierarchical, custom };
@@ -47,13 +43,12 @@ enum class TopologyShape : uint8_t { ring, torus, fully_connected, single_switch
 enum class RoutingPolicy : uint8_t { ecmp, pxn };
 std::string to_string(RoutingPolicy routing);
 
-struct Topology {
+// Plain vectors inside, so copies and moves are ordinary and keep every index valid.
+class Topology {
+ public:
   std::string name;
   std::string source;            // preset name or file, for reports
   TopologyShape shape = TopologyShape::custom;
-  Graph graph;
-  std::vector<VertexId> gpu_vertices;   // GPU index -> vertex
-  std::vector<EdgeId> edges;            // dense edge index -> edge (edges[i] has edge_index i)
   std::vector<double> resource_bytes_per_s;  // capacity of each resource
   std::vector<int32_t> torus_dims;      // torus: sizes, dimension 0 fastest in the GPU index
   bool bidirectional_ring = true;       // ring: false = unidirectional
@@ -61,15 +56,40 @@ struct Topology {
   bool rail_optimized = false;          // hierarchical: NIC r of every server on rail r (leaf r)
   RoutingPolicy routing = RoutingPolicy::ecmp;  // the builder's default: pxn when rail-optimised
 
-  // An edge descriptor points at its properties inside the graph it came from, and Boost's
-  // adjacency_list has no move (a move is a copy), so copies re-derive `edges` for their own graph.
-  Topology() = default;
-  Topology(const Topology& other);
-  Topology& operator=(const Topology& other);
-  ~Topology() = default;
+  // Adds a vertex and returns its index. A GPU vertex must carry the next GPU index
+  // (info.gpu == gpu_count()); std::invalid_argument otherwise.
+  int32_t add_vertex(VertexInfo info);
+  // Adds the link from vertex `from` to vertex `to` and returns its index (std::out_of_range
+  // for a vertex that does not exist). It does not add a resource: `info.resource` names one.
+  int32_t add_link(int32_t from, int32_t to, const LinkInfo& info);
 
-  int32_t gpu_count() const { return static_cast<int32_t>(gpu_vertices.size()); }
-  int32_t node_of(int32_t gpu) const { return graph[gpu_vertices[static_cast<size_t>(gpu)]].node; }
+  int32_t vertex_count() const { return static_cast<int32_t>(vertices_.size()); }
+  const VertexInfo& vertex(int32_t vertex) const { return vertices_[static_cast<size_t>(vertex)]; }
+  int32_t gpu_count() const { return static_cast<int32_t>(gpu_vertices_.size()); }
+  int32_t gpu_vertex(int32_t gpu) const { return gpu_vertices_[static_cast<size_t>(gpu)]; }
+  int32_t node_of(int32_t gpu) const { return vertex(gpu_vertex(gpu)).node; }
+
+  int32_t link_count() const { return static_cast<int32_t>(links_.size()); }
+  const LinkInfo& link(int32_t link) const { return links_[static_cast<size_t>(link)].info; }
+  int32_t link_source(int32_t link) const { return links_[static_cast<size_t>(link)].source; }
+  int32_t link_target(int32_t link) const { return links_[static_cast<size_t>(link)].target; }
+  // "gpu0->node0.nvswitch": the link's ends by vertex name, as reports and traces print it.
+  std::string link_name(int32_t link) const;
+
+  // A vertex's links in the order they were added (so in increasing link index).
+  std::span<const int32_t> out_links(int32_t vertex) const { return out_links_[static_cast<size_t>(vertex)]; }
+  std::span<const int32_t> in_links(int32_t vertex) const { return in_links_[static_cast<size_t>(vertex)]; }
+
+ private:
+  struct Link {
+    int32_t source = -1;
+    int32_t target = -1;
+    LinkInfo info;
+  };
+  std::vector<VertexInfo> vertices_;
+  std::vector<int32_t> gpu_vertices_;  // GPU index -> vertex
+  std::vector<Link> links_;
+  std::vector<std::vector<int32_t>> out_links_, in_links_;  // per vertex: link indices
 };
 
 }  // namespace tessera::topo

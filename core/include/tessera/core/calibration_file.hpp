@@ -1,0 +1,75 @@
+#pragma once
+// The calibration file: what `tessera calibrate` measured on an executor. The backend writes it;
+// the simulator reads its compute model, launch and per-message costs (sim/gpu_profile.hpp), and
+// `tessera validate` its link. This is the one reader and the one writer, so the format is
+// stated once, here:
+//   {"gpu": "h100",                       the profile whose figures the file replaces
+//    "device": "cuda/local",              what was measured, in words
+//    "peak_flops_per_s_16bit": 4.1e14,    (or _fp32) the GPU profile's compute model ...
+//    "max_efficiency": 1.0, "half_efficiency_tokens": 310, "backward_rate_ratio": 0.8,
+//    "launch_overhead_s": 6e-6,           ... and its kernel launch
+//    "hbm_bytes_per_s": 2.1e12,           merges
+//    "message": {"overhead_s": 8.4e-6, "nvlink_latency_s": 3.4e-6, "network_latency_s": 1.4e-5},
+//    "link": {"bytes_per_s": 3e11, "latency_s": 1e-5},   the executor's own transfers
+//    "measured": {...}}                   what the fit was made from, for the record
+// Every field is optional ("gpu" defaults to h100): a field present replaces the profile's or the
+// hardware's figure, one absent leaves it.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessera/core/network_model.hpp"
+
+namespace tessera {
+
+// One full (unmasked) block of side x side tokens that a calibration timed.
+struct MeasuredBlock {
+  int64_t side_tokens = 0;
+  double flops = 0;       // forward FLOPs of the block (4 x side^2 x d x heads)
+  double forward_s = 0;   // median measured time of the block's compute op
+  double backward_s = 0;
+};
+
+// What a calibration measured, kept for the record: written, never read back.
+struct CalibrationRecord {
+  int64_t heads = 0;
+  int64_t head_dim = 0;
+  std::string dtype;
+  std::vector<MeasuredBlock> blocks;
+  double backward_over_forward = 0;      // measured backward / forward time, largest block
+  double largest_block_flops_per_s = 0;
+};
+
+// Transfers between two ranks as an executor makes them: time = latency + bytes / bandwidth.
+struct CalibratedLink {
+  double bytes_per_s = 0;  // positive
+  double latency_s = 0;    // a negative value in a file reads as 0
+};
+
+// Per-message costs (network_model.hpp), each one measured or not.
+struct CalibratedMessageCosts {
+  std::optional<double> overhead_s, nvlink_latency_s, network_latency_s;
+  // `base` with the measured fields in place of its own.
+  MessageCosts over(const MessageCosts& base) const;
+};
+
+struct CalibrationFile {
+  std::string gpu = "h100";
+  std::optional<std::string> device;
+  // The GPU profile's compute model: positive where present, max_efficiency at most 1.
+  std::optional<double> peak_flops_per_s_16bit, peak_flops_per_s_fp32, hbm_bytes_per_s, max_efficiency,
+      half_efficiency_tokens, launch_overhead_s, backward_rate_ratio;
+  std::optional<CalibratedMessageCosts> message;  // seconds >= 0 where present
+  std::optional<CalibratedLink> link;
+  std::optional<CalibrationRecord> measured;
+};
+
+// Reads and checks the whole file. UserError naming the file and the field, e.g.
+// "cal.json: max_efficiency: expected a positive number".
+CalibrationFile read_calibration_file(const std::string& path);
+
+// Writes the fields present, as indented JSON. UserError naming the file when it cannot.
+void write_calibration_file(const std::string& path, const CalibrationFile& file);
+
+}  // namespace tessera

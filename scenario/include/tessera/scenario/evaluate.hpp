@@ -1,0 +1,78 @@
+#pragma once
+// One path from a scenario to its figures, for every front end (the command line's plan, cost,
+// simulate and validate; sweeps; the GUI): generate and check the schedule (a Mesh planned for
+// the network and GPU it will run on), place its ranks, price it with the analytical model
+// over the routed paths, count the bytes on every link, and, when asked, simulate it. Front
+// ends parse text into a Scenario and format the Evaluation; they decide nothing in between.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "tessera/costmodel/cost.hpp"
+#include "tessera/schedules/checker.hpp"
+#include "tessera/schedules/generators.hpp"
+#include "tessera/scenario/network.hpp"
+#include "tessera/scenario/simulation.hpp"
+
+namespace tessera::scenario {
+
+struct Scenario {
+  std::string algorithm;               // a generator's name (schedules/generators.hpp)
+  Problem problem;
+  schedules::GeneratorOptions options;
+  costmodel::Hardware hardware;        // the analytical model and the uniform network
+  Network network;                     // a topology and placement, or the uniform network
+  std::optional<Simulation> simulation;  // none: the analytical model alone
+};
+
+// Where the schedule's traffic lands on a given topology.
+struct NetworkFigures {
+  std::string topology;
+  topo::RankPlacement placement;       // the order used; `searched` when chosen by "auto"
+  std::string routing;
+  topo::LinkLoads loads;               // bytes per link, the busiest, bytes between servers
+  std::string busiest_link;            // its name, empty when no byte crosses a link
+};
+
+// The figures of an evaluation, without the schedule's ops or the simulation's per-op times:
+// what a ranking keeps of each candidate.
+struct Figures {
+  costmodel::CostReport cost;             // over the routed paths of the topology, or the uniform network
+  std::optional<NetworkFigures> network;  // with a topology
+  std::optional<double> simulated_s;      // the simulated makespan, when simulated
+  std::optional<costmodel::TimeLowerBound> simulated_bound;  // the time bound priced as the simulator prices
+
+  // What a ranking compares: the simulated makespan when simulated, else the analytic time.
+  double time_s() const;
+  // time_s() over the time bound of the same model: never below 1.
+  double time_over_bound() const;
+};
+
+struct Evaluation {
+  schedules::CheckedSchedule checked;
+  Figures figures;
+  // With a simulation: the topology it ran on (the uniform one when none is given), the
+  // placement and the run.
+  std::shared_ptr<const topo::Topology> simulated_topology;
+  topo::RankPlacement simulated_placement;
+  std::optional<sim::SimResult> simulation;
+
+  const Schedule& schedule() const { return checked.schedule(); }
+};
+
+// The schedule of a scenario, generated and checked: a Mesh planned for the network and GPU it
+// will run on (plan_hardware.hpp). UserError when it does not apply, with the reason.
+schedules::CheckedSchedule generate(const Scenario& scenario);
+
+// Generates, checks and evaluates: evaluate(generate(scenario), scenario). UserError when the schedule does not apply to the problem
+// (the reason in words), when the topology is too small, or on bad input.
+Evaluation evaluate(const Scenario& scenario);
+
+// The same for a schedule already fixed (read from a file, or the one an executor ran):
+// placed, priced and simulated as it is, never planned again.
+Evaluation evaluate(const schedules::CheckedSchedule& checked, const Scenario& scenario);
+
+// Every GPU needs at least one token: UserError in the command line's words otherwise.
+void require_tokens_per_gpu(const Problem& problem, int32_t gpus);
+
+}  // namespace tessera::scenario

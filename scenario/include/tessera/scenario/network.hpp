@@ -1,0 +1,31 @@
+#pragma once
+// The network a scenario runs on: a topology (preset or file) with a rank placement, or none,
+// the uniform network of the hardware values. The topology types front ends show (links,
+// vertices, presets, placements) come through this header.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "tessera/costmodel/cost.hpp"
+#include "tessera/scenario/scenario.hpp"
+#include "tessera/topologies/description.hpp"
+#include "tessera/topologies/link_loads.hpp"
+#include "tessera/topologies/metrics.hpp"
+#include "tessera/topologies/placement.hpp"
+#include "tessera/topologies/topology.hpp"
+
+namespace tessera::scenario {
+
+struct Network {
+  std::shared_ptr<const topo::Topology> topology;  // none: the uniform network of the hardware
+  std::string placement = "linear";                // a named order or "auto" (topologies/placement.hpp)
+};
+
+// The topology (with its routing) for `text`, sized for `gpus`; UserError naming the flag.
+Network make_network(const NetworkText& text, int32_t gpus);
+
+// The topology the simulator runs on when none is given: one non-blocking switch whose
+// GPU-to-GPU path has the hardware's bandwidth and latency (the uniform network).
+topo::Topology uniform_topology(int32_t gpus, const costmodel::Hardware& hardware);
+
+}  // namespace tessera::scenario

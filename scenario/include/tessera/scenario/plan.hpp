@@ -1,0 +1,47 @@
+#pragma once
+// Planning: every applicable schedule and tile shape for one problem (the candidates of
+// schedules/generators.hpp), each evaluated as evaluate() does, on all cores, ranked by time.
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessera/scenario/evaluate.hpp"
+
+namespace tessera::scenario {
+
+struct PlanEntry {
+  schedules::Candidate candidate;
+  std::string label;               // candidate_label(candidate)
+  std::string refusal;             // why it does not apply, in words; empty when evaluated
+  // The schedule's identity (algorithm, variant, layout, GPUs, head groups, problem); its ops
+  // and collectives are not kept: a plan of hundreds of GPUs holds dozens of candidates.
+  Schedule identity;
+  std::optional<Figures> figures;  // none when the schedule does not apply
+};
+
+struct PlanResult {
+  std::vector<PlanEntry> entries;  // in candidate order
+  std::vector<size_t> ranking;     // indices of the evaluated entries by time_s(), fastest first
+                                   // (ties keep candidate order)
+  const PlanEntry& ranked(size_t position) const { return entries[ranking[position]]; }
+};
+
+struct PlanControl {
+  int threads = 0;  // 0: default_threads(), at most 16
+  // Called after each candidate, from the thread that evaluated it, one call at a time.
+  std::function<void(size_t done, size_t total, const std::string& label)> progress;
+  // Set from another thread to stop: no further candidate starts, a running simulation stops,
+  // and plan() throws sim::SimulationCancelled.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+// "mesh 8x32 zigzag": the algorithm, then its tile, variant and layout where it has them.
+std::string candidate_label(const schedules::Candidate& candidate);
+
+// Evaluates every candidate of `base.problem` on `base.options.gpus` GPUs (layout and buffers
+// from base.options) with the network, hardware and simulation of `base`.
+PlanResult plan(const Scenario& base, const PlanControl& control = {});
+
+}  // namespace tessera::scenario

@@ -1,0 +1,98 @@
+#include "tessera/scenario/evaluate.hpp"
+
+#include <map>
+#include <vector>
+
+#include "tessera/core/error.hpp"
+#include "tessera/scenario/plan_hardware.hpp"
+#include "tessera/sim/time_bound.hpp"
+#include "tessera/topologies/placement_search.hpp"
+#include "tessera/topologies/routed_network.hpp"
+#include "tessera/topologies/routing.hpp"
+
+namespace tessera::scenario {
+
+using schedules::CheckedSchedule;
+
+namespace {
+
+// Simulates under the placement "auto" prefers: near-ties on the busiest link are decided by
+// simulating each (placement_search.hpp); every order is simulated once.
+void simulate_placed(const CheckedSchedule& checked, const Scenario& scenario, Evaluation& evaluation) {
+  const Simulation& simulation = *scenario.simulation;
+  const Schedule& schedule = checked.schedule();
+  std::shared_ptr<const topo::Topology> topology = scenario.network.topology;
+  if (!topology) topology = std::make_shared<const topo::Topology>(uniform_topology(schedule.gpus, scenario.hardware));
+  std::map<std::vector<int32_t>, sim::SimResult> runs;
+  auto run = [&](const std::vector<int32_t>& ranks) -> sim::SimResult& {
+    auto [known, added] = runs.try_emplace(ranks);
+    if (added) known->second = sim::simulate(checked, *topology, ranks, simulation.gpu, simulation.options);
+    return known->second;
+  };
+  topo::PlacementSearch search;
+  search.simulated_s = [&](const std::vector<int32_t>& ranks) { return run(ranks).makespan_s; };
+  evaluation.simulated_placement = topo::choose_placement(*topology, checked, scenario.network.placement, search);
+  evaluation.simulation = std::move(run(evaluation.simulated_placement.gpu_of_rank));
+  evaluation.figures.simulated_s = evaluation.simulation->makespan_s;
+  evaluation.figures.simulated_bound = sim::simulated_time_bound(schedule, checked.grid(), *topology, simulation.gpu);
+  evaluation.simulated_topology = std::move(topology);
+}
+
+NetworkFigures network_figures(const CheckedSchedule& checked, const topo::Topology& topology,
+                               topo::RankPlacement placement) {
+  topo::Router router(topology);
+  NetworkFigures figures;
+  figures.topology = topology.name;
+  figures.routing = topo::to_string(topology.routing);
+  figures.loads = topo::compute_link_loads(router, placement.gpu_of_rank, checked);
+  if (figures.loads.busiest_edge >= 0) figures.busiest_link = topology.link_name(figures.loads.busiest_edge);
+  figures.placement = std::move(placement);
+  return figures;
+}
+
+}  // namespace
+
+double Figures::time_s() const { return simulated_s.value_or(cost.time_s); }
+
+double Figures::time_over_bound() const {
+  const double bound_s = simulated_bound ? simulated_bound->total_s() : cost.lower_bound_time.total_s();
+  return bound_s > 0 ? time_s() / bound_s : 0;
+}
+
+void require_tokens_per_gpu(const Problem& problem, int32_t gpus) {
+  if (problem.seq_len < gpus)
+    throw UserError("--seq " + std::to_string(problem.seq_len) + " is smaller than --gpus " + std::to_string(gpus) +
+                    ": every GPU needs at least one token");
+}
+
+CheckedSchedule generate(const Scenario& scenario) {
+  // A Mesh schedule is planned for this network and the GPU that prices it (plan_hardware.hpp).
+  PlanTarget target{scenario.hardware, scenario.network.topology.get(), scenario.network.placement, {}, std::nullopt};
+  if (scenario.simulation) {
+    const double chunk_tokens = static_cast<double>(scenario.problem.seq_len) / scenario.options.gpus;
+    target.flops_per_s = scenario.simulation->gpu.block_flops_per_s(scenario.problem.dtype, chunk_tokens);
+  }
+  return generate_checked(scenario.algorithm, scenario.problem, scenario.options, target);
+}
+
+Evaluation evaluate(const Scenario& scenario) { return evaluate(generate(scenario), scenario); }
+
+Evaluation evaluate(const CheckedSchedule& checked, const Scenario& scenario) {
+  Evaluation evaluation{checked, {}, nullptr, {}, std::nullopt};
+  // One placement serves the simulator and the routed cost.
+  if (scenario.simulation) simulate_placed(checked, scenario, evaluation);
+  const topo::Topology* topology = scenario.network.topology.get();
+  if (topology == nullptr) {
+    evaluation.figures.cost = costmodel::cost_schedule(checked, scenario.hardware);
+    return evaluation;
+  }
+  topo::RankPlacement placement = scenario.simulation
+                                      ? evaluation.simulated_placement
+                                      : topo::choose_placement(*topology, checked, scenario.network.placement);
+  const topo::RoutedNetwork routed(*topology, placement.gpu_of_rank);
+  evaluation.figures.cost = costmodel::cost_schedule(checked, scenario.hardware, &routed);
+  evaluation.figures.network = network_figures(checked, *topology, std::move(placement));
+  return evaluation;
+}
+
+}  // namespace tessera::scenario

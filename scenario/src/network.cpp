@@ -1,0 +1,32 @@
+#include "tessera/scenario/network.hpp"
+
+#include "tessera/core/error.hpp"
+#include "tessera/topologies/builders.hpp"
+#include "tessera/topologies/routing.hpp"
+
+namespace tessera::scenario {
+
+Network make_network(const NetworkText& text, int32_t gpus) {
+  Network network;
+  network.placement = text.placement;
+  if (!text.topology.empty()) {
+    topo::Topology topology = topo::load_topology(text.topology, gpus);
+    topo::set_routing(topology, text.routing);
+    if (topology.gpu_count() < gpus)
+      throw UserError("--gpus " + std::to_string(gpus) + " but the topology '" + topology.name + "' has " +
+                      std::to_string(topology.gpu_count()) + " GPUs");
+    network.topology = std::make_shared<const topo::Topology>(std::move(topology));
+  } else if (!text.routing.empty()) {
+    throw UserError("--routing " + text.routing + ": needs a --topology (the uniform network has one route per pair)");
+  }
+  return network;
+}
+
+topo::Topology uniform_topology(int32_t gpus, const costmodel::Hardware& hardware) {
+  // Two hops (GPU -> switch -> GPU) share the end-to-end latency.
+  topo::Topology topology = topo::build_switch(gpus, hardware.link_bytes_per_s, hardware.link_latency_s / 2);
+  topology.name = "uniform";
+  return topology;
+}
+
+}  // namespace tessera::scenario

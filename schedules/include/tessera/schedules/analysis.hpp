@@ -1,0 +1,71 @@
+#pragma once
+// The execution structure of a schedule, shared by the checker, the cost model and (later)
+// the simulator: derived dependencies, send/recv matching, and an execution order under
+// rendezvous semantics (a send and its recv complete together; a collective completes when
+// every member has reached it).
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tessera/core/schedule.hpp"
+
+namespace tessera::schedules {
+
+// How an op touches a data item (see op_data.hpp): the local copy or partial, or the inbox
+// where partials from peers wait for a merge.
+enum class Access : uint8_t { read, write, inbox_read, inbox_write };
+struct DataAccess {
+  DataItem item;
+  Access access = Access::read;
+};
+
+struct ScheduleAnalysis {
+  // What every op reads and writes, in CSR form (computed once, used by every consumer).
+  std::vector<uint32_t> access_offsets;
+  std::vector<DataAccess> accesses;
+
+  // Dependencies in CSR form: op i waits for deps[dep_offsets[i] .. dep_offsets[i+1]).
+  // They are the previous op of the same stream, and for each item the op reads (or writes),
+  // the last earlier op of the same GPU, per stream, that wrote it.
+  std::vector<uint32_t> dep_offsets;
+  std::vector<uint32_t> deps;
+  std::vector<int32_t> partner;                     // the matched recv of a send and vice versa; -1 otherwise
+  std::vector<std::vector<uint32_t>> collective_ops;  // per collective, its member ops
+  std::vector<uint32_t> order;                      // ops in an order that respects all of the above
+  // Remote-chunk buffers. For every receive, the ops whose completion frees what it brought:
+  // on each stream, the last op that reads a received input before it is replaced, and the
+  // merge that empties a received partial (CSR; empty for other ops). On a stream with B
+  // buffers (Schedule::stream_buffers), the k-th receive depends on the releases of the
+  // (k-B)-th, so it waits for a free buffer; those edges are part of `deps`.
+  std::vector<uint32_t> release_offsets;
+  std::vector<uint32_t> releases;
+  // The dependencies reversed (CSR): ops waiting for op i are successors[successor_offsets[i] ..).
+  std::vector<uint32_t> successor_offsets;
+  std::vector<uint32_t> successors;
+
+  std::span<const DataAccess> accesses_of(size_t op) const {
+    return {accesses.data() + access_offsets[op], access_offsets[op + 1] - access_offsets[op]};
+  }
+  std::span<const uint32_t> successors_of(size_t op) const {
+    return {successors.data() + successor_offsets[op], successor_offsets[op + 1] - successor_offsets[op]};
+  }
+  std::span<const uint32_t> releases_of(size_t op) const {
+    return {releases.data() + release_offsets[op], release_offsets[op + 1] - release_offsets[op]};
+  }
+  std::span<const uint32_t> deps_of(size_t op) const {
+    return {deps.data() + dep_offsets[op], dep_offsets[op + 1] - dep_offsets[op]};
+  }
+};
+
+// Builds dependencies and matching, and checks what can be checked statically: field ranges,
+// data present before use (in program order), every send matched by a recv of the same data,
+// every collective reached once by each member. Returns the first violation in words, or "".
+std::string analyze_schedule(const Schedule& schedule, ScheduleAnalysis& analysis);
+
+// Runs the schedule abstractly under rendezvous semantics and fills analysis.order (and the
+// successor lists).
+// Returns "" when every op completes, or a description of the deadlock (who waits on whom).
+std::string find_execution_order(const Schedule& schedule, ScheduleAnalysis& analysis);
+
+}  // namespace tessera::schedules

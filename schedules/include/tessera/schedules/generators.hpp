@@ -1,0 +1,89 @@
+#pragma once
+// Schedule generators: from a problem and a GPU count to a schedule. Each generator lives in
+// its own file; this is the registry the front ends use.
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tessera/core/block_grid.hpp"
+#include "tessera/core/hardware_presets.hpp"
+#include "tessera/core/network_model.hpp"
+#include "tessera/core/schedule.hpp"
+#include "tessera/schedules/checker.hpp"
+
+namespace tessera::schedules {
+
+
+// What the Mesh-Attention planner weighs a ring hop against a block with (mesh_plan.hpp,
+// principles 1 and 2): the FLOP rate of one block, and per ring the bandwidth of its narrowest
+// link and the fixed cost of one hop (link latencies plus per-message costs). The scenario
+// layer fills it from the GPU profile (or calibration) and the network the tile runs on
+// (scenario/plan_hardware.hpp). Defaults: the default Hardware of cost.hpp, an H100 at 60 %
+// of 989 TFLOP/s on 400 Gb/s InfiniBand (50 GB/s; 5 us + NCCL's 8.4 + 14 us per message), the
+// figures scenario::uniform_plan_hardware gives for it.
+struct PlanHardware {
+  static constexpr double kDefaultHopLatencyS =
+      kDefaultNetworkLink.latency_s + (MessageCosts::kNcclBaseLatencyS + MessageCosts::kNcclNetworkLatencyS);
+
+  double flops_per_s = kDefaultGpu.analytical_efficiency * kDefaultGpu.peak_flops_per_s_16bit;
+  double q_ring_bytes_per_s = kDefaultNetworkLink.bytes_per_s;
+  double kv_ring_bytes_per_s = kDefaultNetworkLink.bytes_per_s;
+  double q_ring_latency_s = kDefaultHopLatencyS;
+  double kv_ring_latency_s = kDefaultHopLatencyS;
+};
+
+struct GeneratorOptions {
+  int32_t gpus = 8;
+  std::optional<Layout> layout;     // default: contiguous for a full mask, zigzag otherwise
+  std::optional<TileShape> tile;    // mesh a x b, attention2d rows x cols, usp u x r; default: chosen
+  std::string variant;              // attention2d: "collective" (default) or "ring"; ring: "pass-kv" (default) or "pass-q"
+  // Remote-chunk buffers per streaming receive stream (a ring's incoming chunks): a receive
+  // waits until one is free. 2 is double buffering, as production ring attention runs; 0 means
+  // unlimited (idealised run-ahead).
+  int32_t buffers = 2;
+  std::string input_path;           // algorithm "file": a schedule JSON; "assignment": a matrix JSON
+  PlanHardware plan_hardware;       // mesh: the hardware its planner weighs transfers with
+};
+
+struct GeneratorInfo {
+  std::string name;
+  std::string summary;
+};
+
+std::span<const GeneratorInfo> list_generators();
+Layout default_layout(const Problem& problem);
+
+// Throws UserError when the algorithm is unknown or does not apply (with the reason).
+Schedule generate_schedule(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options);
+
+// generate_schedule, then check(): a schedule the checker rejects is a bug in its generator
+// (std::runtime_error naming the schedule) or, for algorithm "file", bad input (UserError
+// naming the file). Either way it is reported, never costed or simulated.
+CheckedSchedule generate_checked(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options);
+
+// The variants worth ranking for a problem (each tile shape, each Ulysses degree, ...), as
+// (algorithm, options) pairs; ones that do not apply are left out.
+struct Candidate {
+  std::string algorithm;
+  GeneratorOptions options;
+};
+std::vector<Candidate> plan_candidates(const Problem& problem, int32_t gpus, std::optional<Layout> layout,
+                                       int32_t buffers = 2);
+
+// Generators, one per file. `grid` is the n x n block grid with n = options.gpus.
+Schedule generate_ring(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);
+Schedule generate_all_gather(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);
+Schedule generate_ulysses(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);
+Schedule generate_usp(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);
+Schedule generate_attention2d(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);
+Schedule generate_mesh(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);
+Schedule generate_from_assignment(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);
+
+// The mesh tile a x b (a * b = gpus) that moves the fewest bytes per GPU for the problem.
+TileShape choose_mesh_tile(const Problem& problem, int32_t gpus);
+
+// Divisor pairs (a, b) with a * b = n, a ascending.
+std::vector<TileShape> factor_pairs(int32_t n);
+
+}  // namespace tessera::schedules

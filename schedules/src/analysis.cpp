@@ -1,0 +1,458 @@
+#include "tessera/schedules/analysis.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+
+#include "tessera/schedules/op_data.hpp"
+
+namespace tessera::schedules {
+
+namespace {
+
+constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+
+bool is_input(DataKind kind) { return !is_accumulator(kind); }
+
+// Per-GPU table of "last op that wrote item x on stream s", reset between GPUs.
+class LastWriters {
+ public:
+  LastWriters(const Schedule& schedule)
+      : schedule_(schedule), streams_(static_cast<int32_t>(schedule.stream_names.size())) {
+    table_.assign(item_slot_count(schedule) * static_cast<size_t>(streams_), kNone);
+  }
+  size_t slot(const DataItem& item, bool inbox) const { return item_slot(schedule_, item, inbox) * streams_; }
+  // Writers of item on any stream (kNone where none).
+  std::span<const uint32_t> writers(size_t slot_base) const { return {table_.data() + slot_base, static_cast<size_t>(streams_)}; }
+  bool any(size_t slot_base) const {
+    for (int32_t s = 0; s < streams_; ++s)
+      if (table_[slot_base + s] != kNone) return true;
+    return false;
+  }
+  void set(size_t slot_base, int32_t stream, uint32_t op) {
+    if (table_[slot_base + stream] == kNone) touched_.push_back(slot_base + stream);
+    table_[slot_base + stream] = op;
+  }
+  void reset() {
+    for (size_t index : touched_) table_[index] = kNone;
+    touched_.clear();
+  }
+
+ private:
+  const Schedule& schedule_;
+  int32_t streams_;
+  std::vector<uint32_t> table_;
+  std::vector<size_t> touched_;
+};
+
+std::string check_fields(const Schedule& schedule) {
+  const auto streams = static_cast<int32_t>(schedule.stream_names.size());
+  auto bad_item = [&](const DataItem& item) {
+    return item.head_group < 0 || item.head_group >= schedule.head_groups || item.chunk < 0 ||
+           item.chunk >= schedule.chunks();
+  };
+  for (const auto& op : schedule.ops) {
+    std::string where = "op " + std::to_string(schedule.index_of(op));
+    if (op.gpu < 0 || op.gpu >= schedule.gpus) return where + ": GPU " + std::to_string(op.gpu) + " does not exist";
+    if (op.stream < 0 || op.stream >= streams) return where + ": stream " + std::to_string(op.stream) + " does not exist";
+    if (op.pass == Pass::both) return where + ": an operation belongs to one pass";
+    if (op.kind == OpKind::compute) {
+      if (op.first + static_cast<size_t>(op.count) > schedule.blocks.size()) return where + ": blocks out of range";
+      for (const auto& block : schedule.blocks_of(op))
+        if (block.head_group < 0 || block.head_group >= schedule.head_groups || block.q_chunk < 0 ||
+            block.q_chunk >= schedule.chunks() || block.kv_chunk < 0 || block.kv_chunk >= schedule.chunks())
+          return where + ": block " + to_string(block) + " is outside the grid";
+    } else if (op.kind == OpKind::collective) {
+      if (op.peer < 0 || op.peer >= static_cast<int32_t>(schedule.collectives.size()))
+        return where + ": collective " + std::to_string(op.peer) + " does not exist";
+    } else {
+      if (op.first + static_cast<size_t>(op.count) > schedule.items.size()) return where + ": items out of range";
+      for (const auto& item : schedule.items_of(op))
+        if (bad_item(item)) return where + ": item " + to_string(item) + " is outside the grid";
+      if (op.kind != OpKind::merge && (op.peer < 0 || op.peer >= schedule.gpus || op.peer == op.gpu))
+        return schedule.describe(op) + ": peer " + std::to_string(op.peer) + " is not another GPU";
+    }
+  }
+  for (size_t c = 0; c < schedule.collectives.size(); ++c)
+    for (const auto& transfer : schedule.collectives[c].transfers)
+      for (const auto& item : schedule.items_of(transfer))
+        if (bad_item(item)) return "collective " + std::to_string(c) + ": item " + to_string(item) + " is outside the grid";
+  return "";
+}
+
+std::string describe_items(const Schedule& schedule, const Op& op) {
+  std::string text;
+  for (const auto& item : schedule.items_of(op)) text += (text.empty() ? "" : " ") + to_string(item);
+  return text;
+}
+
+std::string match_transfers(const Schedule& schedule, ScheduleAnalysis& analysis) {
+  // The k-th send from s to d pairs with the k-th recv on d from s: sort both by (s, d, program order).
+  using Entry = std::pair<uint64_t, uint32_t>;  // (s << 32 | d, op)
+  auto pair_key = [](int32_t src, int32_t dst) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(src)) << 32) | static_cast<uint32_t>(dst);
+  };
+  std::vector<Entry> sends, recvs;
+  for (uint32_t index = 0; index < schedule.ops.size(); ++index) {
+    const Op& op = schedule.ops[index];
+    if (op.kind == OpKind::send) sends.emplace_back(pair_key(op.gpu, op.peer), index);
+    if (op.kind == OpKind::recv) recvs.emplace_back(pair_key(op.peer, op.gpu), index);
+  }
+  std::sort(sends.begin(), sends.end());
+  std::sort(recvs.begin(), recvs.end());
+  size_t s = 0, r = 0;
+  while (s < sends.size() || r < recvs.size()) {
+    bool have_send = s < sends.size(), have_recv = r < recvs.size();
+    if (have_send && have_recv && sends[s].first == recvs[r].first) {
+      const Op& send = schedule.ops[sends[s].second];
+      const Op& recv = schedule.ops[recvs[r].second];
+      auto sent = schedule.items_of(send);
+      auto received = schedule.items_of(recv);
+      if (!std::equal(sent.begin(), sent.end(), received.begin(), received.end()))
+        return "mismatched transfer: " + schedule.describe(recv) + " is matched with " + schedule.describe(send) +
+               ", which carries different data (" + describe_items(schedule, send) + ")";
+      analysis.partner[sends[s].second] = static_cast<int32_t>(recvs[r].second);
+      analysis.partner[recvs[r].second] = static_cast<int32_t>(sends[s].second);
+      ++s;
+      ++r;
+      continue;
+    }
+    bool send_first = have_send && (!have_recv || sends[s].first < recvs[r].first);
+    if (send_first) {
+      const Op& send = schedule.ops[sends[s].second];
+      return "unmatched send: " + schedule.describe(send) + " has no matching recv on GPU " +
+             std::to_string(send.peer) + " from GPU " + std::to_string(send.gpu);
+    }
+    const Op& recv = schedule.ops[recvs[r].second];
+    return "unmatched recv: " + schedule.describe(recv) + " has no matching send from GPU " +
+           std::to_string(recv.peer) + " to GPU " + std::to_string(recv.gpu);
+  }
+  return "";
+}
+
+std::string match_collectives(const Schedule& schedule, ScheduleAnalysis& analysis) {
+  analysis.collective_ops.assign(schedule.collectives.size(), {});
+  for (uint32_t index = 0; index < schedule.ops.size(); ++index) {
+    const Op& op = schedule.ops[index];
+    if (op.kind != OpKind::collective) continue;
+    const Collective& collective = schedule.collectives[static_cast<size_t>(op.peer)];
+    if (std::find(collective.members.begin(), collective.members.end(), op.gpu) == collective.members.end())
+      return schedule.describe(op) + ": GPU " + std::to_string(op.gpu) + " is not a member of the collective";
+    for (uint32_t other : analysis.collective_ops[static_cast<size_t>(op.peer)])
+      if (schedule.ops[other].gpu == op.gpu)
+        return schedule.describe(op) + ": GPU " + std::to_string(op.gpu) + " joins the same collective twice";
+    analysis.collective_ops[static_cast<size_t>(op.peer)].push_back(index);
+  }
+  for (size_t c = 0; c < schedule.collectives.size(); ++c) {
+    const Collective& collective = schedule.collectives[c];
+    for (int32_t member : collective.members) {
+      bool present = std::any_of(analysis.collective_ops[c].begin(), analysis.collective_ops[c].end(),
+                                 [&](uint32_t op) { return schedule.ops[op].gpu == member; });
+      if (!present)
+        return to_string(collective.kind) + " #" + std::to_string(c) + " has no op on member GPU " +
+               std::to_string(member) + ": the other members would wait for ever";
+    }
+  }
+  return "";
+}
+
+void record_accesses(const Schedule& schedule, ScheduleAnalysis& analysis) {
+  OpData data;
+  analysis.access_offsets.assign(schedule.ops.size() + 1, 0);
+  analysis.accesses.clear();
+  for (size_t index = 0; index < schedule.ops.size(); ++index) {
+    op_data(schedule, schedule.ops[index], data);
+    for (const auto& item : data.reads) analysis.accesses.push_back({item, Access::read});
+    for (const auto& item : data.writes) analysis.accesses.push_back({item, Access::write});
+    for (const auto& item : data.inbox_reads) analysis.accesses.push_back({item, Access::inbox_read});
+    for (const auto& item : data.inbox_writes) analysis.accesses.push_back({item, Access::inbox_write});
+    analysis.access_offsets[index + 1] = static_cast<uint32_t>(analysis.accesses.size());
+  }
+}
+
+// Which ops free each receive's buffer (ScheduleAnalysis::releases), and the edges that make
+// the k-th receive on a stream of B buffers wait for the releases of the (k-B)-th.
+void add_buffer_dependencies(const Schedule& schedule, ScheduleAnalysis& analysis, const std::vector<uint32_t>& gpu_offsets,
+                             const std::vector<uint32_t>& by_gpu, std::vector<std::pair<uint32_t, uint32_t>>& edges) {
+  const size_t op_count = schedule.ops.size();
+  const size_t streams = schedule.stream_names.size();
+  // Per receive, its last reader on each stream (kNone where none), `streams` entries apiece.
+  std::vector<uint32_t> receive_slot(op_count, kNone);
+  size_t receives = 0;
+  for (size_t index = 0; index < op_count; ++index)
+    if (schedule.ops[index].kind == OpKind::recv) receive_slot[index] = static_cast<uint32_t>(receives++);
+  std::vector<uint32_t> last_reader(receives * streams, kNone);
+
+  auto slot = [&](const DataItem& item, bool inbox) { return item_slot(schedule, item, inbox); };
+  std::vector<uint32_t> holder(item_slot_count(schedule), kNone);  // the receive whose buffer holds a slot
+  std::vector<size_t> touched;
+  std::vector<std::vector<uint32_t>> stream_receives(streams);
+  for (int32_t gpu = 0; gpu < schedule.gpus; ++gpu) {
+    for (auto& list : stream_receives) list.clear();
+    for (uint32_t position = gpu_offsets[static_cast<size_t>(gpu)]; position < gpu_offsets[static_cast<size_t>(gpu) + 1];
+         ++position) {
+      const uint32_t index = by_gpu[position];
+      const Op& op = schedule.ops[index];
+      const auto accesses = analysis.accesses_of(index);
+      for (const auto& access : accesses) {
+        const bool local_input = access.access == Access::read && is_input(access.item.kind);
+        if (!local_input && access.access != Access::inbox_read) continue;
+        const uint32_t held_by = holder[slot(access.item, access.access == Access::inbox_read)];
+        if (held_by != kNone) last_reader[receive_slot[held_by] * streams + static_cast<size_t>(op.stream)] = index;
+      }
+      for (const auto& access : accesses) {
+        const bool inbox = access.access == Access::inbox_write || access.access == Access::inbox_read;
+        if (access.access == Access::read) continue;
+        const size_t at = slot(access.item, inbox);
+        // A receive takes the slot into its buffer; anything else that writes it (a collective
+        // gathering resident data, a merge emptying an inbox) ends the buffer's claim.
+        const bool claims = op.kind == OpKind::recv && access.access != Access::inbox_read;
+        if (holder[at] == kNone) touched.push_back(at);
+        holder[at] = claims ? index : kNone;
+      }
+      if (op.kind == OpKind::recv) stream_receives[static_cast<size_t>(op.stream)].push_back(index);
+    }
+    for (size_t at : touched) holder[at] = kNone;
+    touched.clear();
+    for (size_t stream = 0; stream < streams; ++stream) {
+      const auto buffers = static_cast<size_t>(schedule.buffers_of_stream(static_cast<int32_t>(stream)));
+      const auto& list = stream_receives[stream];
+      if (buffers == 0) continue;
+      for (size_t k = buffers; k < list.size(); ++k) {
+        const size_t earlier = receive_slot[list[k - buffers]];
+        for (size_t s = 0; s < streams; ++s)
+          if (last_reader[earlier * streams + s] != kNone) edges.emplace_back(list[k], last_reader[earlier * streams + s]);
+      }
+    }
+  }
+  analysis.release_offsets.assign(op_count + 1, 0);
+  analysis.releases.clear();
+  for (size_t index = 0; index < op_count; ++index) {
+    if (receive_slot[index] != kNone)
+      for (size_t s = 0; s < streams; ++s)
+        if (last_reader[receive_slot[index] * streams + s] != kNone)
+          analysis.releases.push_back(last_reader[receive_slot[index] * streams + s]);
+    analysis.release_offsets[index + 1] = static_cast<uint32_t>(analysis.releases.size());
+  }
+}
+
+std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analysis) {
+  const size_t op_count = schedule.ops.size();
+  record_accesses(schedule, analysis);
+  // Ops per GPU in program order.
+  std::vector<uint32_t> gpu_offsets(static_cast<size_t>(schedule.gpus) + 1, 0);
+  for (const auto& op : schedule.ops) ++gpu_offsets[static_cast<size_t>(op.gpu) + 1];
+  for (size_t g = 0; g < static_cast<size_t>(schedule.gpus); ++g) gpu_offsets[g + 1] += gpu_offsets[g];
+  std::vector<uint32_t> by_gpu(op_count);
+  {
+    std::vector<uint32_t> fill(gpu_offsets.begin(), gpu_offsets.end() - 1);
+    for (uint32_t index = 0; index < op_count; ++index) by_gpu[fill[static_cast<size_t>(schedule.ops[index].gpu)]++] = index;
+  }
+
+  std::vector<std::pair<uint32_t, uint32_t>> edges;  // (op, dependency)
+  edges.reserve(op_count * 2);
+  LastWriters writers(schedule);
+  std::vector<uint32_t> last_on_stream(schedule.stream_names.size(), kNone);
+  std::vector<uint32_t> found;
+  for (int32_t gpu = 0; gpu < schedule.gpus; ++gpu) {
+    writers.reset();
+    std::fill(last_on_stream.begin(), last_on_stream.end(), kNone);
+    for (uint32_t position = gpu_offsets[static_cast<size_t>(gpu)]; position < gpu_offsets[static_cast<size_t>(gpu) + 1];
+         ++position) {
+      const uint32_t index = by_gpu[position];
+      const Op& op = schedule.ops[index];
+      found.clear();
+      if (last_on_stream[static_cast<size_t>(op.stream)] != kNone) found.push_back(last_on_stream[static_cast<size_t>(op.stream)]);
+      auto depend_on_writers = [&](size_t slot) {
+        for (uint32_t writer : writers.writers(slot))
+          if (writer != kNone) found.push_back(writer);
+      };
+      for (const auto& access : analysis.accesses_of(index)) {
+        const DataItem& item = access.item;
+        switch (access.access) {
+          case Access::read: {
+            size_t slot = writers.slot(item, false);
+            bool written = writers.any(slot);
+            if (is_input(item.kind)) {
+              if (!written && item.chunk != gpu)
+                return "data not present: " + schedule.describe(op) + " reads " + to_string(item) +
+                       ", which is not GPU " + std::to_string(gpu) + "'s own chunk and was not received earlier";
+            } else if (!written && op.kind != OpKind::merge && op.kind != OpKind::collective) {
+              // (A collective moves fixed-shape buffers: a partial nothing wrote goes as zeros.)
+              return "data not present: " + schedule.describe(op) + " sends the partial " + to_string(item) +
+                     ", but nothing on GPU " + std::to_string(gpu) + " computed or merged it before";
+            }
+            depend_on_writers(slot);
+            break;
+          }
+          case Access::inbox_read: {
+            size_t slot = writers.slot(item, true);
+            if (!writers.any(slot))
+              return "data not present: " + schedule.describe(op) + " merges " + to_string(item) +
+                     ", but no partial of it was received earlier";
+            depend_on_writers(slot);
+            break;
+          }
+          case Access::write: depend_on_writers(writers.slot(item, false)); break;
+          case Access::inbox_write: depend_on_writers(writers.slot(item, true)); break;
+        }
+      }
+      for (const auto& access : analysis.accesses_of(index)) {
+        if (access.access == Access::write) writers.set(writers.slot(access.item, false), op.stream, index);
+        if (access.access == Access::inbox_write) writers.set(writers.slot(access.item, true), op.stream, index);
+        // A merge empties the inbox it reads, so a later receive into it must wait for the merge
+        // (on a GPU the receive would otherwise fold into a buffer still being read, then freed).
+        if (access.access == Access::inbox_read) writers.set(writers.slot(access.item, true), op.stream, index);
+      }
+      last_on_stream[static_cast<size_t>(op.stream)] = index;
+      std::sort(found.begin(), found.end());
+      found.erase(std::unique(found.begin(), found.end()), found.end());
+      for (uint32_t dep : found) edges.emplace_back(index, dep);
+    }
+  }
+  add_buffer_dependencies(schedule, analysis, gpu_offsets, by_gpu, edges);
+  // Counting sort of the edges by op gives the CSR arrays.
+  std::vector<uint32_t> offsets(op_count + 1, 0);
+  for (const auto& edge : edges) ++offsets[edge.first + 1];
+  for (size_t index = 0; index < op_count; ++index) offsets[index + 1] += offsets[index];
+  std::vector<uint32_t> deps(edges.size(), 0);
+  std::vector<uint32_t> fill(offsets.begin(), offsets.end() - 1);
+  for (const auto& edge : edges) deps[fill[edge.first]++] = edge.second;
+  // A buffer edge may repeat a data dependency: sort and deduplicate each op's short list.
+  analysis.dep_offsets.assign(op_count + 1, 0);
+  analysis.deps.clear();
+  analysis.deps.reserve(deps.size());
+  for (size_t index = 0; index < op_count; ++index) {
+    const auto first = deps.begin() + offsets[index], last = deps.begin() + offsets[index + 1];
+    std::sort(first, last);
+    analysis.deps.insert(analysis.deps.end(), first, std::unique(first, last));
+    analysis.dep_offsets[index + 1] = static_cast<uint32_t>(analysis.deps.size());
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string analyze_schedule(const Schedule& schedule, ScheduleAnalysis& analysis) {
+  analysis = ScheduleAnalysis{};
+  analysis.partner.assign(schedule.ops.size(), -1);
+  if (schedule.gpus < 1) return "the schedule has no GPUs";
+  if (schedule.stream_names.empty()) return "the schedule has no streams";
+  if (auto problem = check_fields(schedule); !problem.empty()) return problem;
+  if (auto problem = match_transfers(schedule, analysis); !problem.empty()) return problem;
+  if (auto problem = match_collectives(schedule, analysis); !problem.empty()) return problem;
+  return build_dependencies(schedule, analysis);
+}
+
+std::string find_execution_order(const Schedule& schedule, ScheduleAnalysis& analysis) {
+  const size_t op_count = schedule.ops.size();
+  std::vector<uint32_t> pending(op_count);
+  auto& successor_offsets = analysis.successor_offsets;
+  auto& successors = analysis.successors;
+  successor_offsets.assign(op_count + 1, 0);
+  for (size_t index = 0; index < op_count; ++index) {
+    pending[index] = static_cast<uint32_t>(analysis.deps_of(index).size());
+    for (uint32_t dep : analysis.deps_of(index)) ++successor_offsets[dep + 1];
+  }
+  for (size_t index = 0; index < op_count; ++index) successor_offsets[index + 1] += successor_offsets[index];
+  successors.assign(successor_offsets.back(), 0);
+  {
+    std::vector<uint32_t> fill(successor_offsets.begin(), successor_offsets.end() - 1);
+    for (uint32_t index = 0; index < op_count; ++index)
+      for (uint32_t dep : analysis.deps_of(index)) successors[fill[dep]++] = index;
+  }
+
+  std::vector<uint8_t> posted(op_count, 0), done(op_count, 0);
+  std::vector<uint32_t> arrived(schedule.collectives.size(), 0);
+  std::deque<uint32_t> ready;
+  for (uint32_t index = 0; index < op_count; ++index)
+    if (pending[index] == 0) ready.push_back(index);
+  analysis.order.clear();
+  analysis.order.reserve(op_count);
+
+  auto complete = [&](uint32_t index) {
+    done[index] = 1;
+    analysis.order.push_back(index);
+    for (uint32_t next = successor_offsets[index]; next < successor_offsets[index + 1]; ++next)
+      if (--pending[successors[next]] == 0) ready.push_back(successors[next]);
+  };
+  while (!ready.empty()) {
+    uint32_t index = ready.front();
+    ready.pop_front();
+    const Op& op = schedule.ops[index];
+    posted[index] = 1;
+    switch (op.kind) {
+      case OpKind::compute:
+      case OpKind::merge: complete(index); break;
+      case OpKind::send:
+      case OpKind::recv: {
+        auto partner = static_cast<uint32_t>(analysis.partner[index]);
+        if (posted[partner]) {
+          // Send first, then its recv: consumers rely on that order.
+          if (op.kind == OpKind::send) {
+            complete(index);
+            complete(partner);
+          } else {
+            complete(partner);
+            complete(index);
+          }
+        }
+        break;
+      }
+      case OpKind::collective: {
+        auto c = static_cast<size_t>(op.peer);
+        if (++arrived[c] == analysis.collective_ops[c].size())
+          for (uint32_t member : analysis.collective_ops[c]) complete(member);
+        break;
+      }
+    }
+  }
+  if (analysis.order.size() == op_count) return "";
+
+  // Deadlock: follow "waits for" from a stuck op until an op repeats, and tell that chain.
+  auto waits_for = [&](uint32_t index) -> uint32_t {
+    const Op& op = schedule.ops[index];
+    if (posted[index]) {
+      if (op.kind == OpKind::send || op.kind == OpKind::recv) return static_cast<uint32_t>(analysis.partner[index]);
+      if (op.kind == OpKind::collective)
+        for (uint32_t member : analysis.collective_ops[static_cast<size_t>(op.peer)])
+          if (!posted[member]) return member;
+      return kNone;
+    }
+    for (uint32_t dep : analysis.deps_of(index))
+      if (!done[dep]) return dep;
+    return kNone;
+  };
+  uint32_t start = kNone;
+  for (uint32_t index = 0; index < op_count && start == kNone; ++index)
+    if (posted[index] && !done[index]) start = index;
+  if (start == kNone)
+    for (uint32_t index = 0; index < op_count && start == kNone; ++index)
+      if (!done[index]) start = index;
+  std::vector<uint32_t> chain;
+  std::vector<uint8_t> seen(op_count, 0);
+  for (uint32_t at = start; at != kNone && !seen[at] && chain.size() < 64; at = waits_for(at)) {
+    seen[at] = 1;
+    chain.push_back(at);
+  }
+  std::string text = "deadlock: " + std::to_string(op_count - analysis.order.size()) + " ops can never run; ";
+  for (size_t step = 0; step < chain.size() && step < 6; ++step) {
+    if (step) text += ", which waits for ";
+    text += schedule.describe(schedule.ops[chain[step]]);
+  }
+  if (chain.size() > 6) text += ", ...";
+  for (size_t stream = 0; stream < schedule.stream_names.size(); ++stream)
+    if (schedule.buffers_of_stream(static_cast<int32_t>(stream)) > 0) {
+      text += " (receives wait for free buffers: stream " + schedule.stream_names[stream] + " has " +
+              std::to_string(schedule.buffers_of_stream(static_cast<int32_t>(stream))) +
+              "; the schedule may need more, e.g. --buffers 0 for unbounded)";
+      break;
+    }
+  if (!chain.empty()) {
+    uint32_t next = waits_for(chain.back());
+    if (next != kNone && seen[next]) text += " (a cycle)";
+  }
+  return text;
+}
+
+}  // namespace tessera::schedules

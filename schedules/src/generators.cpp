@@ -1,0 +1,71 @@
+#include "tessera/schedules/generators.hpp"
+
+#include <array>
+#include <stdexcept>
+
+#include "tessera/core/error.hpp"
+#include "tessera/schedules/schedule_json.hpp"
+
+namespace tessera::schedules {
+
+std::vector<TileShape> factor_pairs(int32_t n) {
+  std::vector<TileShape> pairs;
+  for (int32_t a = 1; a <= n; ++a)
+    if (n % a == 0) pairs.push_back({a, n / a});
+  return pairs;
+}
+
+std::span<const GeneratorInfo> list_generators() {
+  static const std::array<GeneratorInfo, 8> generators = {{
+      {"ring", "Ring-Attention: KV chunks circulate and Q stays (--variant pass-kv, default), or Q circulates and "
+               "KV stays (pass-q); double-buffered, partials travel one step behind; contiguous, zigzag or striped"},
+      {"all-gather", "Llama-3 context parallelism: all-gather K/V, compute the local rows; reduce-scatter dK/dV"},
+      {"ulysses", "DeepSpeed-Ulysses: all-to-all from sequence to head split; needs P to divide the heads"},
+      {"usp", "Unified sequence parallelism: Ulysses degree u inside, ring degree r across (--tile UxR)"},
+      {"attention2d", "ATTENTION2D: rows x cols grid of coarse blocks; --variant collective (default) or ring"},
+      {"mesh", "Mesh-Attention: a x b tiles, Q-rings of a and KV-rings of b, greedy overlap (--tile AxB)"},
+      {"assignment", "A custom assignment matrix from a JSON file (--input FILE): direct P2P fetches"},
+      {"file", "A complete schedule read from a JSON file (--input FILE)"},
+  }};
+  return generators;
+}
+
+Layout default_layout(const Problem& problem) {
+  return problem.mask.kind == MaskKind::full ? Layout::contiguous : Layout::zigzag;
+}
+
+Schedule generate_schedule(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options) {
+  problem.validate();
+  if (options.gpus < 1) throw UserError("--gpus must be at least 1, got " + std::to_string(options.gpus));
+  if (problem.seq_len < options.gpus)
+    throw UserError("sequence length " + std::to_string(problem.seq_len) + " is smaller than the " +
+                    std::to_string(options.gpus) + " GPUs: every GPU needs at least one token");
+  if (algorithm == "file") {
+    if (options.input_path.empty()) throw UserError("algorithm 'file' needs --input FILE (a schedule JSON)");
+    return read_schedule_file(options.input_path);
+  }
+  BlockGrid grid(problem, options.layout.value_or(default_layout(problem)), options.gpus);
+  if (algorithm == "ring") return generate_ring(problem, options, grid);
+  if (algorithm == "all-gather") return generate_all_gather(problem, options, grid);
+  if (algorithm == "ulysses") return generate_ulysses(problem, options, grid);
+  if (algorithm == "usp") return generate_usp(problem, options, grid);
+  if (algorithm == "attention2d") return generate_attention2d(problem, options, grid);
+  if (algorithm == "mesh") return generate_mesh(problem, options, grid);
+  if (algorithm == "assignment") return generate_from_assignment(problem, options, grid);
+  std::string known;
+  for (const auto& info : list_generators()) known += (known.empty() ? "" : ", ") + info.name;
+  throw UserError("unknown algorithm '" + algorithm + "' (expected one of " + known + ")");
+}
+
+CheckedSchedule generate_checked(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options) {
+  Schedule schedule = generate_schedule(algorithm, problem, options);
+  const std::string name = schedule.name();
+  try {
+    return check(std::move(schedule));
+  } catch (const InvalidSchedule& invalid) {
+    if (algorithm == "file") throw UserError(options.input_path + ": invalid schedule: " + invalid.what());
+    throw std::runtime_error("schedule '" + name + "' is invalid: " + invalid.what());
+  }
+}
+
+}  // namespace tessera::schedules

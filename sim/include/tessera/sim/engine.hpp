@@ -1,0 +1,162 @@
+#pragma once
+// The simulation engine. Whatever is simulated (a schedule's ops, a standalone collective) is
+// first expanded into tasks, then the engine runs them over a routed topology:
+//  - a task moves `bytes` from one rank to another: one message, or one step of a collective's
+//    algorithm (collective_expansion.hpp). It starts once the tasks it waits for have arrived
+//    and, with a channel limit, once a sending channel at its source and a receiving one at its
+//    destination are free; otherwise it queues (FIFO) at its source. Channels are held only
+//    while data moves, never while a task waits, so the limit cannot deadlock;
+//  - its data moves as a flow sharing link bandwidth max-min fairly (Fidelity::flow,
+//    flow_network.hpp) or at its narrowest link's rate, unshared (Fidelity::alpha_beta); then
+//    its latency passes (latency-last): its links' latencies and its path's per-message costs;
+//  - a transfer (the tasks of one send/recv pair, or of one collective) arrives with its last
+//    task, and the client that expanded it hears of it;
+//  - compute is work of a known duration the client asks for; it ends at a known time.
+// Deterministic: one time-ordered event queue; at one instant compute ends first, then data
+// and arrival events in the order they were queued, then flows running dry (in the flow
+// network's own order).
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tessera/core/network_model.hpp"
+#include "tessera/sim/flow_network.hpp"
+#include "tessera/sim/min_queue.hpp"
+#include "tessera/sim/path_table.hpp"
+#include "tessera/topologies/topology.hpp"
+
+namespace tessera::sim {
+
+// Fidelity levels, same outputs:
+//  - flow:       transfers are flows sharing link bandwidth max-min fairly, then the latency;
+//  - alpha-beta: every transfer takes latency + bytes / narrowest link, no sharing.
+enum class Fidelity { flow, alpha_beta };
+Fidelity parse_fidelity(const std::string& text);  // UserError
+std::string to_string(Fidelity fidelity);
+
+struct SimulationCancelled : std::runtime_error {
+  SimulationCancelled() : std::runtime_error("simulation cancelled") {}
+};
+
+struct EngineOptions {
+  Fidelity fidelity = Fidelity::flow;
+  // On top of the links' latencies: a task pays its path's latency, and the overhead when it
+  // starts an operation (add_task's pays_overhead); a path within one GPU pays neither.
+  MessageCosts message_costs = MessageCosts::none();
+  int32_t channels = 0;  // > 0: transfers moving data into, and out of, each rank at once
+  // Set from another thread to stop the run: run() then throws SimulationCancelled (looked at
+  // every 4096 events).
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+// What runs on the engine hears of its progress here. Calls come from inside Engine::run()
+// (and from start_transfer() for a transfer without tasks).
+class EngineClient {
+ public:
+  // Every time before the engine takes its next event: the client starts what became ready.
+  virtual void before_next_event() {}
+  virtual void compute_done(uint32_t tag) { (void)tag; }
+  virtual void transfer_arrived(int32_t transfer) = 0;
+
+ protected:
+  ~EngineClient() = default;
+};
+
+class Engine {
+ public:
+  // `gpu_of_rank[rank]`: the topology GPU each rank runs on (tasks name ranks).
+  Engine(const topo::Topology& topology, std::vector<int32_t> gpu_of_rank, const EngineOptions& options,
+         EngineClient& client);
+
+  // Expanding work into tasks: tasks go to the transfer begun last (std::logic_error
+  // otherwise); start_transfer() then sets them going.
+  int32_t begin_transfer();
+  int32_t add_task(int32_t transfer, int32_t src_rank, int32_t dst_rank, double bytes, bool pays_overhead);
+  // `after` waits for `before` to arrive; a task releases the tasks waiting for it in the order
+  // their dependencies were added.
+  void add_dependency(int32_t before, int32_t after);
+  // Starts the transfer's tasks that wait for nothing, in the order they were added; a
+  // transfer without tasks arrives at once.
+  void start_transfer(int32_t transfer);
+  // Compute of `seconds` from now; compute_done(tag) when it ends.
+  void start_compute(double seconds, uint32_t tag);
+
+  // Takes events in time order until none is left.
+  void run();
+
+  double now_s() const { return now_s_; }
+  size_t task_count() const { return tasks_.size(); }
+  size_t event_count() const { return event_count_; }
+  // Per rank: the bytes of the tasks that arrived there.
+  const std::vector<double>& received_bytes() const { return received_bytes_; }
+  // Per topology resource: bytes carried, and time with data on it.
+  const std::vector<double>& carried_bytes() const;
+  const std::vector<double>& busy_s() const;
+
+ private:
+  struct Task {
+    int32_t transfer = 0;
+    int32_t src_rank = 0;
+    int32_t dst_rank = 0;
+    double bytes = 0;
+    double latency_s = 0;       // set when it starts
+    int32_t waiting = 0;        // tasks it still waits for
+    int32_t first_dependent = -1, last_dependent = -1;  // into dependents_
+    bool pays_overhead = true;
+  };
+  struct Dependent {
+    int32_t task = 0;
+    int32_t next = -1;  // the next dependent of the same task, -1 at the end
+  };
+  struct Transfer {
+    int32_t first_task = 0;
+    int32_t task_count = 0;
+    int32_t tasks_left = 0;
+  };
+  enum class EventKind : uint8_t { compute_done, data_moved, arrived };
+  struct Event {
+    double time_s;
+    uint64_t sequence;
+    uint32_t subject;  // compute: the client's tag; otherwise the task
+    EventKind kind;
+    bool operator>(const Event& other) const {
+      if (time_s != other.time_s) return time_s > other.time_s;
+      const bool compute = kind == EventKind::compute_done, other_compute = other.kind == EventKind::compute_done;
+      if (compute != other_compute) return other_compute;
+      return sequence > other.sequence;
+    }
+  };
+
+  void push_event(double time_s, EventKind kind, uint32_t subject);
+  void count_event();
+  bool has_channel(const Task& task) const;
+  void request(int32_t task);
+  void launch(int32_t task);
+  void release_channels(int32_t task);
+  void data_moved(int32_t task);
+  void arrived(int32_t task);
+
+  std::vector<int32_t> gpu_of_rank_;
+  EngineOptions options_;
+  EngineClient& client_;
+  PathTable paths_;
+  FlowNetwork network_;
+  MinQueue<Event> events_;
+  uint64_t sequence_ = 0;
+  double now_s_ = 0;
+  size_t event_count_ = 0;
+
+  std::vector<Task> tasks_;
+  std::vector<Dependent> dependents_;
+  std::vector<Transfer> transfers_;
+  std::vector<int32_t> task_of_flow_;
+  std::vector<int32_t> sending_, receiving_;  // channels in use per rank
+  std::vector<std::deque<int32_t>> queued_;   // per source rank, tasks waiting for a channel
+  std::vector<double> received_bytes_;
+  std::vector<double> alpha_beta_bytes_, alpha_beta_busy_s_;  // per resource
+};
+
+}  // namespace tessera::sim

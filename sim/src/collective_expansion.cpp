@@ -1,0 +1,95 @@
+#include "tessera/sim/collective_expansion.hpp"
+
+#include <vector>
+
+namespace tessera::sim {
+
+bool runs_as_ring(CollectiveKind kind) {
+  return kind == CollectiveKind::all_gather || kind == CollectiveKind::reduce_scatter ||
+         kind == CollectiveKind::all_reduce;
+}
+
+int32_t ring_steps(CollectiveKind kind, int32_t members) {
+  return kind == CollectiveKind::all_reduce ? 2 * (members - 1) : members - 1;
+}
+
+int32_t ring_piece_owner(CollectiveKind kind, int32_t members, int32_t step, int32_t position) {
+  const int32_t k = members;
+  // All-reduce: its reduce-scatter leaves each member its own reduced piece, which its
+  // all-gather then forwards.
+  if (kind == CollectiveKind::all_reduce && step >= k - 1) return (position - (step - (k - 1)) + k) % k;
+  // All-gather: forward the piece that started at position - step. Reduce-scatter: pass on the
+  // running sum destined for position - step - 1, which arrives there at the last step.
+  if (kind == CollectiveKind::all_gather) return (position - step + k) % k;
+  return (position - step - 1 + 2 * k) % k;
+}
+
+void expand_ring(Engine& engine, int32_t transfer, CollectiveKind kind, std::span<const int32_t> members,
+                 std::span<const double> piece_bytes) {
+  const auto k = static_cast<int32_t>(members.size());
+  if (k < 2) return;
+  const int32_t steps = ring_steps(kind, k);
+  int32_t first = -1;
+  for (int32_t step = 0; step < steps; ++step)
+    for (int32_t position = 0; position < k; ++position) {
+      const int32_t owner = ring_piece_owner(kind, k, step, position);
+      const int32_t task = engine.add_task(transfer, members[static_cast<size_t>(position)],
+                                           members[static_cast<size_t>((position + 1) % k)],
+                                           piece_bytes[static_cast<size_t>(owner)], step == 0);
+      if (first < 0) first = task;
+    }
+  auto task_at = [&](int32_t step, int32_t position) { return first + step * k + position; };
+  // Each step releases its member's next step first, then its successor's.
+  for (int32_t step = 0; step + 1 < steps; ++step)
+    for (int32_t position = 0; position < k; ++position) {
+      engine.add_dependency(task_at(step, position), task_at(step + 1, position));
+      engine.add_dependency(task_at(step, position), task_at(step + 1, (position + 1) % k));
+    }
+}
+
+void expand_tree_all_reduce(Engine& engine, int32_t transfer, int32_t ranks, double bytes, int32_t chunks) {
+  if (ranks < 2) return;
+  const double piece = bytes / chunks;
+  const int32_t per_chunk = ranks - 1;  // one edge per rank but the root
+  auto parent_of = [](int32_t rank) { return (rank - 1) / 2; };
+  auto is_leaf = [&](int32_t rank) { return 2 * rank + 1 >= ranks; };
+  // Tasks: every chunk's way up (chunk-major, by rank), then every chunk's way down. The
+  // leaves' first chunks wait for nothing: they start the operation and pay its overhead.
+  int32_t first = -1;
+  for (int32_t chunk = 0; chunk < chunks; ++chunk)
+    for (int32_t rank = 1; rank < ranks; ++rank) {
+      const int32_t task = engine.add_task(transfer, rank, parent_of(rank), piece, chunk == 0 && is_leaf(rank));
+      if (first < 0) first = task;
+    }
+  for (int32_t chunk = 0; chunk < chunks; ++chunk)
+    for (int32_t rank = 1; rank < ranks; ++rank) engine.add_task(transfer, parent_of(rank), rank, piece, false);
+  auto up = [&](int32_t chunk, int32_t rank) { return first + chunk * per_chunk + (rank - 1); };
+  auto down = [&](int32_t chunk, int32_t rank) { return first + (chunks + chunk) * per_chunk + (rank - 1); };
+
+  // Waits, listed task by task in task order, so each task releases its waiters in task order.
+  std::vector<int32_t> waits;
+  auto wait_for = [&](int32_t task) {
+    for (int32_t before : waits) engine.add_dependency(before, task);
+    waits.clear();
+  };
+  for (int32_t chunk = 0; chunk < chunks; ++chunk)
+    for (int32_t rank = 1; rank < ranks; ++rank) {
+      for (int32_t child : {2 * rank + 1, 2 * rank + 2})
+        if (child < ranks) waits.push_back(up(chunk, child));
+      if (chunk > 0) waits.push_back(up(chunk - 1, rank));
+      wait_for(up(chunk, rank));
+    }
+  for (int32_t chunk = 0; chunk < chunks; ++chunk)
+    for (int32_t rank = 1; rank < ranks; ++rank) {
+      if (parent_of(rank) == 0) {
+        for (int32_t child : {1, 2})
+          if (child < ranks) waits.push_back(up(chunk, child));  // the root has the sum
+      } else {
+        waits.push_back(down(chunk, parent_of(rank)));
+      }
+      if (chunk > 0) waits.push_back(down(chunk - 1, rank));
+      wait_for(down(chunk, rank));
+    }
+}
+
+}  // namespace tessera::sim

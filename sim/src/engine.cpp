@@ -1,0 +1,209 @@
+#include "tessera/sim/engine.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "tessera/core/error.hpp"
+
+namespace tessera::sim {
+
+namespace {
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+}
+
+Fidelity parse_fidelity(const std::string& text) {
+  if (text == "flow") return Fidelity::flow;
+  if (text == "alpha-beta" || text == "alpha_beta") return Fidelity::alpha_beta;
+  throw UserError("fidelity '" + text + "' is not one of flow, alpha-beta");
+}
+
+std::string to_string(Fidelity fidelity) { return fidelity == Fidelity::flow ? "flow" : "alpha-beta"; }
+
+Engine::Engine(const topo::Topology& topology, std::vector<int32_t> gpu_of_rank, const EngineOptions& options,
+               EngineClient& client)
+    : gpu_of_rank_(std::move(gpu_of_rank)),
+      options_(options),
+      client_(client),
+      paths_(topology),
+      network_(topology.resource_bytes_per_s),
+      sending_(gpu_of_rank_.size(), 0),
+      receiving_(gpu_of_rank_.size(), 0),
+      queued_(gpu_of_rank_.size()),
+      received_bytes_(gpu_of_rank_.size(), 0),
+      alpha_beta_bytes_(topology.resource_bytes_per_s.size(), 0),
+      alpha_beta_busy_s_(topology.resource_bytes_per_s.size(), 0) {}
+
+const std::vector<double>& Engine::carried_bytes() const {
+  return options_.fidelity == Fidelity::flow ? network_.carried_bytes() : alpha_beta_bytes_;
+}
+
+const std::vector<double>& Engine::busy_s() const {
+  return options_.fidelity == Fidelity::flow ? network_.busy_s() : alpha_beta_busy_s_;
+}
+
+// --- building the task DAG ---------------------------------------------------------------
+
+int32_t Engine::begin_transfer() {
+  transfers_.push_back(Transfer{static_cast<int32_t>(tasks_.size()), 0, 0});
+  return static_cast<int32_t>(transfers_.size() - 1);
+}
+
+int32_t Engine::add_task(int32_t transfer, int32_t src_rank, int32_t dst_rank, double bytes, bool pays_overhead) {
+  // A transfer's tasks are contiguous, so that start_transfer() finds them as a range.
+  if (static_cast<size_t>(transfer) + 1 != transfers_.size())
+    throw std::logic_error("engine tasks go to the transfer begun last");
+  Task task;
+  task.transfer = transfer;
+  task.src_rank = src_rank;
+  task.dst_rank = dst_rank;
+  task.bytes = bytes;
+  task.pays_overhead = pays_overhead;
+  tasks_.push_back(task);
+  Transfer& owner = transfers_[static_cast<size_t>(transfer)];
+  ++owner.task_count;
+  ++owner.tasks_left;
+  return static_cast<int32_t>(tasks_.size() - 1);
+}
+
+void Engine::add_dependency(int32_t before, int32_t after) {
+  ++tasks_[static_cast<size_t>(after)].waiting;
+  dependents_.push_back(Dependent{after, -1});
+  const auto edge = static_cast<int32_t>(dependents_.size() - 1);
+  Task& waited_for = tasks_[static_cast<size_t>(before)];
+  if (waited_for.last_dependent >= 0)
+    dependents_[static_cast<size_t>(waited_for.last_dependent)].next = edge;
+  else
+    waited_for.first_dependent = edge;
+  waited_for.last_dependent = edge;
+}
+
+void Engine::start_transfer(int32_t transfer) {
+  const Transfer& started = transfers_[static_cast<size_t>(transfer)];
+  if (started.tasks_left == 0) {
+    client_.transfer_arrived(transfer);
+    return;
+  }
+  for (int32_t task = started.first_task; task < started.first_task + started.task_count; ++task)
+    if (tasks_[static_cast<size_t>(task)].waiting == 0) request(task);
+}
+
+void Engine::start_compute(double seconds, uint32_t tag) {
+  push_event(now_s_ + seconds, EventKind::compute_done, tag);
+}
+
+// --- moving data -------------------------------------------------------------------------
+
+bool Engine::has_channel(const Task& task) const {
+  return options_.channels <= 0 || (sending_[static_cast<size_t>(task.src_rank)] < options_.channels &&
+                                    receiving_[static_cast<size_t>(task.dst_rank)] < options_.channels);
+}
+
+void Engine::request(int32_t task) {
+  const Task& requested = tasks_[static_cast<size_t>(task)];
+  if (!has_channel(requested)) {
+    queued_[static_cast<size_t>(requested.src_rank)].push_back(task);
+    return;
+  }
+  launch(task);
+}
+
+void Engine::launch(int32_t task_id) {
+  Task& task = tasks_[static_cast<size_t>(task_id)];
+  if (options_.channels > 0) {
+    ++sending_[static_cast<size_t>(task.src_rank)];
+    ++receiving_[static_cast<size_t>(task.dst_rank)];
+  }
+  const RoutedPath path = paths_.between(gpu_of_rank_[static_cast<size_t>(task.src_rank)],
+                                         gpu_of_rank_[static_cast<size_t>(task.dst_rank)]);
+  // Per-message costs: the path's protocol latency (NVLink or network), and the library's
+  // overhead once per operation; a device copy (no hops) pays neither.
+  const MessageCosts& message = options_.message_costs;
+  double latency_s = path.link_latency_s;
+  latency_s += message.latency_s(path.path_class);
+  if (task.pays_overhead && path.path_class != PathClass::local) latency_s += message.overhead_s;
+  task.latency_s = latency_s;
+  if (options_.fidelity == Fidelity::flow) {
+    const auto flow = static_cast<size_t>(network_.start(path.resources, task.bytes, now_s_));
+    if (flow >= task_of_flow_.size()) task_of_flow_.resize(flow + 1);
+    task_of_flow_[flow] = task_id;
+    return;
+  }
+  const double seconds = path.resources.empty() ? 0 : task.bytes / path.narrowest_bytes_per_s;
+  for (int32_t resource : path.resources) {
+    alpha_beta_bytes_[static_cast<size_t>(resource)] += task.bytes;
+    alpha_beta_busy_s_[static_cast<size_t>(resource)] += seconds;
+  }
+  push_event(now_s_ + seconds, EventKind::data_moved, static_cast<uint32_t>(task_id));
+}
+
+void Engine::release_channels(int32_t task_id) {
+  if (options_.channels <= 0) return;
+  const Task& task = tasks_[static_cast<size_t>(task_id)];
+  --sending_[static_cast<size_t>(task.src_rank)];
+  --receiving_[static_cast<size_t>(task.dst_rank)];
+  // A queued task may wait on either end, so every queue's head is looked at (in rank order,
+  // for determinism); the limit is opt-in and meant for moderate rank counts.
+  for (auto& queue : queued_) {
+    while (!queue.empty() && has_channel(tasks_[static_cast<size_t>(queue.front())])) {
+      const int32_t next = queue.front();
+      queue.pop_front();
+      launch(next);
+    }
+  }
+}
+
+// Its data is through: the channels are free, the latency follows.
+void Engine::data_moved(int32_t task) {
+  release_channels(task);
+  push_event(now_s_ + tasks_[static_cast<size_t>(task)].latency_s, EventKind::arrived, static_cast<uint32_t>(task));
+}
+
+// Its data has arrived: the tasks waiting for it may start, and its transfer may be complete.
+void Engine::arrived(int32_t task_id) {
+  const Task& task = tasks_[static_cast<size_t>(task_id)];
+  const int32_t transfer = task.transfer;
+  received_bytes_[static_cast<size_t>(task.dst_rank)] += task.bytes;
+  for (int32_t edge = task.first_dependent; edge >= 0; edge = dependents_[static_cast<size_t>(edge)].next) {
+    const int32_t next = dependents_[static_cast<size_t>(edge)].task;
+    if (--tasks_[static_cast<size_t>(next)].waiting == 0) request(next);
+  }
+  if (--transfers_[static_cast<size_t>(transfer)].tasks_left == 0) client_.transfer_arrived(transfer);
+}
+
+// --- the event loop ------------------------------------------------------------------------
+
+void Engine::push_event(double time_s, EventKind kind, uint32_t subject) {
+  events_.push(Event{time_s, sequence_++, subject, kind});
+}
+
+void Engine::count_event() {
+  ++event_count_;
+  if (options_.cancel && (event_count_ & 4095) == 0 && options_.cancel->load(std::memory_order_relaxed))
+    throw SimulationCancelled();
+}
+
+void Engine::run() {
+  while (true) {
+    client_.before_next_event();
+    const double event_s = events_.empty() ? kInfinity : events_.top().time_s;
+    const auto [flow_s, flow] = network_.next_completion();
+    const double next_s = std::min(event_s, flow_s);
+    if (next_s == kInfinity) return;
+    now_s_ = next_s;
+    count_event();
+    if (event_s != next_s) {
+      network_.finish(flow, now_s_);
+      data_moved(task_of_flow_[static_cast<size_t>(flow)]);
+      continue;
+    }
+    const Event event = events_.top();
+    events_.pop();
+    switch (event.kind) {
+      case EventKind::compute_done: client_.compute_done(event.subject); break;
+      case EventKind::data_moved: data_moved(static_cast<int32_t>(event.subject)); break;
+      case EventKind::arrived: arrived(static_cast<int32_t>(event.subject)); break;
+    }
+  }
+}
+
+}  // namespace tessera::sim

@@ -1,0 +1,42 @@
+#include "tessera/sim/path_table.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "tessera/topologies/path_class.hpp"
+
+namespace tessera::sim {
+
+PathTable::PathTable(const topo::Topology& topology) : topology_(topology), router_(topology) {}
+
+RoutedPath PathTable::between(int32_t src_gpu, int32_t dst_gpu) {
+  const uint64_t pair = (static_cast<uint64_t>(static_cast<uint32_t>(src_gpu)) << 32) | static_cast<uint32_t>(dst_gpu);
+  const auto found = entry_of_pair_.find(pair);
+  const Entry& entry = entries_[found != entry_of_pair_.end() ? found->second : add(pair, src_gpu, dst_gpu)];
+  return RoutedPath{{resources_.data() + entry.first_resource, entry.resource_count}, entry.link_latency_s,
+                    entry.narrowest_bytes_per_s, entry.path_class};
+}
+
+uint32_t PathTable::add(uint64_t pair, int32_t src_gpu, int32_t dst_gpu) {
+  const auto route = router_.route(src_gpu, dst_gpu);
+  Entry entry;
+  entry.first_resource = static_cast<uint32_t>(resources_.size());
+  entry.resource_count = static_cast<uint32_t>(route.size());
+  // Latencies are added in route order from zero, as a message crosses them.
+  double latency_s = 0, narrowest = std::numeric_limits<double>::infinity();
+  for (int32_t edge : route) {
+    const topo::LinkInfo& link = topology_.link(edge);
+    resources_.push_back(link.resource);
+    latency_s += link.latency_s;
+    narrowest = std::min(narrowest, topology_.resource_bytes_per_s[static_cast<size_t>(link.resource)]);
+  }
+  entry.link_latency_s = latency_s;
+  entry.narrowest_bytes_per_s = narrowest;
+  entry.path_class = topo::path_class(topology_, route);
+  entries_.push_back(entry);
+  const auto index = static_cast<uint32_t>(entries_.size() - 1);
+  entry_of_pair_.emplace(pair, index);
+  return index;
+}
+
+}  // namespace tessera::sim

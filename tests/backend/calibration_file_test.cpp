@@ -1,0 +1,113 @@
+// The calibration file's one reader and writer (core/calibration_file.hpp): what is written
+// reads back the same, fields left out stay out, and bad files are refused naming the field.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tessera/core/calibration_file.hpp"
+#include "tessera/core/error.hpp"
+
+using namespace tessera;
+
+namespace {
+void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+}  // namespace
+
+TEST_CASE("a calibration file reads back what was written", "[backend][calibration]") {
+  CalibrationFile written;
+  written.gpu = "a100";
+  written.device = "cuda/local";
+  written.peak_flops_per_s_fp32 = 1.5e14;
+  written.max_efficiency = 1.0;
+  written.half_efficiency_tokens = 310;
+  written.launch_overhead_s = 6e-6;
+  written.backward_rate_ratio = 0.8;
+  written.hbm_bytes_per_s = 2.1e12;
+  written.message = CalibratedMessageCosts{2e-6, std::nullopt, 6e-6};
+  written.link = CalibratedLink{3e11, 1e-5};
+  written.measured = CalibrationRecord{4, 64, "fp32", {{128, 8.4e6, 1e-5, 3e-5}}, 3.0, 8.4e11};
+  write_calibration_file("calibration_round_trip.json", written);
+
+  const CalibrationFile read = read_calibration_file("calibration_round_trip.json");
+  CHECK(read.gpu == "a100");
+  CHECK(read.device == "cuda/local");
+  CHECK(read.peak_flops_per_s_fp32 == 1.5e14);
+  CHECK_FALSE(read.peak_flops_per_s_16bit.has_value());
+  CHECK(read.max_efficiency == 1.0);
+  CHECK(read.half_efficiency_tokens == 310);
+  CHECK(read.launch_overhead_s == 6e-6);
+  CHECK(read.backward_rate_ratio == 0.8);
+  CHECK(read.hbm_bytes_per_s == 2.1e12);
+  REQUIRE(read.message.has_value());
+  CHECK(read.message->overhead_s == 2e-6);
+  CHECK_FALSE(read.message->nvlink_latency_s.has_value());
+  CHECK(read.message->network_latency_s == 6e-6);
+  REQUIRE(read.link.has_value());
+  CHECK(read.link->bytes_per_s == 3e11);
+  CHECK(read.link->latency_s == 1e-5);
+  CHECK_FALSE(read.measured.has_value());  // for the record only
+
+  // The record is in the file, under the names a reader of the JSON sees.
+  std::ifstream file("calibration_round_trip.json");
+  const nlohmann::json json = nlohmann::json::parse(file);
+  CHECK(json.at("measured").at("blocks").at(0).at("side_tokens") == 128);
+  CHECK(json.at("measured").at("dtype") == "fp32");
+  CHECK_FALSE(json.contains("peak_flops_per_s_16bit"));
+  CHECK_FALSE(json.at("message").contains("nvlink_latency_s"));
+}
+
+TEST_CASE("measured per-message costs replace only their own fields", "[backend][calibration]") {
+  const MessageCosts base{8.4e-6, 3.4e-6, 14e-6};
+  const MessageCosts costs = CalibratedMessageCosts{std::nullopt, 1e-6, std::nullopt}.over(base);
+  CHECK(costs.overhead_s == 8.4e-6);
+  CHECK(costs.nvlink_latency_s == 1e-6);
+  CHECK(costs.network_latency_s == 14e-6);
+}
+
+TEST_CASE("an empty calibration object is the h100 profile with nothing replaced", "[backend][calibration]") {
+  write_text("calibration_empty.json", "{}");
+  const CalibrationFile read = read_calibration_file("calibration_empty.json");
+  CHECK(read.gpu == "h100");
+  CHECK_FALSE(read.peak_flops_per_s_16bit.has_value());
+  CHECK_FALSE(read.message.has_value());
+  CHECK_FALSE(read.link.has_value());
+}
+
+TEST_CASE("a negative fitted link latency reads as none", "[backend][calibration]") {
+  write_text("calibration_negative_latency.json", R"({"link": {"bytes_per_s": 1e10, "latency_s": -2e-7}})");
+  CHECK(read_calibration_file("calibration_negative_latency.json").link->latency_s == 0);
+}
+
+TEST_CASE("bad calibration files are refused naming the file and the field", "[backend][calibration]") {
+  auto refusal = [](const std::string& name, const std::string& text) {
+    write_text(name, text);
+    try {
+      read_calibration_file(name);
+    } catch (const UserError& error) {
+      return std::string(error.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK(refusal("calibration_bad_1.json", R"({"max_efficiency": -1})") ==
+        "calibration_bad_1.json: max_efficiency: expected a positive number");
+  CHECK(refusal("calibration_bad_2.json", R"({"max_efficiency": 1.5})") ==
+        "calibration_bad_2.json: max_efficiency: must be at most 1");
+  CHECK(refusal("calibration_bad_3.json", R"({"peak_flops_per_s_16bit": "fast"})") ==
+        "calibration_bad_3.json: peak_flops_per_s_16bit: expected a positive number");
+  CHECK(refusal("calibration_bad_4.json", R"({"message": {"overhead_s": -1}})") ==
+        "calibration_bad_4.json: message.overhead_s: expected a number of seconds >= 0");
+  CHECK(refusal("calibration_bad_5.json", R"({"message": 3})") ==
+        R"(calibration_bad_5.json: message: expected {"overhead_s", "nvlink_latency_s", "network_latency_s"})");
+  CHECK(refusal("calibration_bad_6.json", R"({"link": {"bytes_per_s": 0, "latency_s": 0}})") ==
+        R"(calibration_bad_6.json: link: expected {"bytes_per_s": positive number, "latency_s": number})");
+  CHECK(refusal("calibration_bad_7.json", R"({"link": {"bytes_per_s": 1e9}})") ==
+        R"(calibration_bad_7.json: link: expected {"bytes_per_s": positive number, "latency_s": number})");
+  CHECK(refusal("calibration_bad_8.json", "[1, 2]") == "calibration_bad_8.json: expected a JSON object");
+  CHECK(refusal("calibration_bad_9.json", R"({"gpu": 100})") ==
+        "calibration_bad_9.json: gpu: expected the name of a GPU profile");
+  CHECK(refusal("calibration_bad_10.json", "{not json").rfind("calibration_bad_10.json: not valid JSON (", 0) == 0);
+  CHECK_THROWS_WITH(read_calibration_file("calibration_no_such_file.json"),
+                    "calibration_no_such_file.json: cannot open the calibration file");
+}

@@ -1,0 +1,134 @@
+// Every generator x mask x layout x GPU count, forward and backward, passes the checker.
+#include <catch2/catch.hpp>
+
+#include "tessera/core/error.hpp"
+#include "tessera/schedules/checker.hpp"
+#include "tessera/schedules/generators.hpp"
+
+using namespace tessera;
+using namespace tessera::schedules;
+
+namespace {
+
+Problem small_problem(MaskKind mask, int32_t gpus, Pass pass) {
+  Problem problem;
+  problem.seq_len = 3 * gpus + 7;  // odd, never a multiple of the GPU count (for P > 1)
+  problem.heads = 720;             // divisible by 1..6, 8, 9, 12, 16: Ulysses applies there
+  problem.kv_heads = 1;            // MQA: KV heads are replicated when they are split
+  problem.head_dim = 64;
+  problem.head_dim_v = 64;
+  problem.pass = pass;
+  problem.mask.kind = mask;
+  if (mask == MaskKind::sliding_window) problem.mask.window_tokens = 5;
+  if (mask == MaskKind::documents) {
+    // Documents of 5, 1, 2*gpus, and the rest.
+    int64_t rest = problem.seq_len - 6 - 2 * gpus;
+    problem.mask.document_lengths = {5, 1, 2 * gpus, rest};
+  }
+  return problem;
+}
+
+bool ulysses_applies(const Problem& problem, int32_t u) {
+  return problem.heads % u == 0 && (problem.kv_heads % u == 0 || u % problem.kv_heads == 0);
+}
+
+}  // namespace
+
+TEST_CASE("every generator passes the checker for every mask, layout and GPU count", "[generators]") {
+  const std::string algorithm =
+      GENERATE(as<std::string>{}, "ring", "all-gather", "ulysses", "usp", "attention2d", "mesh");
+  const std::vector<int32_t> gpu_counts = {1, 2, 3, 4, 5, 6, 8, 9, 12, 16, 64, 256};
+  {
+    for (int32_t gpus : gpu_counts) {
+      for (MaskKind mask : {MaskKind::full, MaskKind::causal, MaskKind::sliding_window, MaskKind::documents}) {
+        for (Layout layout : {Layout::contiguous, Layout::zigzag, Layout::striped}) {
+          for (Pass pass : {Pass::forward, Pass::backward}) {
+            Problem problem = small_problem(mask, gpus, pass);
+            GeneratorOptions options;
+            options.gpus = gpus;
+            options.layout = layout;
+            INFO(algorithm << " P=" << gpus << " mask=" << to_string(mask) << " layout=" << to_string(layout)
+                           << " pass=" << to_string(pass));
+            if (algorithm == "ulysses" && !ulysses_applies(problem, gpus)) {
+              CHECK_THROWS_AS(generate_schedule(algorithm, problem, options), UserError);
+              continue;
+            }
+            if (algorithm == "ulysses" && gpus > 16) continue;  // P^3 blocks: covered up to 16
+            std::string violation;
+            try {
+              Schedule schedule = generate_schedule(algorithm, problem, options);
+              BlockGrid grid(problem, layout, gpus);
+              violation = check_schedule(schedule, grid).violation;
+            } catch (const UserError& error) {
+              violation = std::string("generator refused: ") + error.what();
+            }
+            INFO(violation);
+            CHECK(violation.empty());
+            if (!violation.empty()) return;  // one failure per algorithm is enough to read
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("attention2d: both variants on every grid shape pass the checker", "[generators][attention2d]") {
+  const std::string variant = GENERATE(as<std::string>{}, "collective", "ring");
+  for (int32_t gpus : {1, 2, 3, 4, 6, 8, 9, 12, 16}) {
+    for (const TileShape& grid_shape : factor_pairs(gpus)) {
+      for (MaskKind mask : {MaskKind::full, MaskKind::causal, MaskKind::sliding_window, MaskKind::documents}) {
+        for (Layout layout : {Layout::contiguous, Layout::zigzag, Layout::striped}) {
+          Problem problem = small_problem(mask, gpus, Pass::both);
+          GeneratorOptions options;
+          options.gpus = gpus;
+          options.layout = layout;
+          options.tile = grid_shape;
+          options.variant = variant;
+          Schedule schedule = generate_schedule("attention2d", problem, options);
+          std::string violation = check_schedule(schedule, BlockGrid(problem, layout, gpus)).violation;
+          INFO(schedule.name() << " P=" << gpus << " mask=" << to_string(mask) << ": " << violation);
+          CHECK(violation.empty());
+          if (!violation.empty()) return;
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("usp: every Ulysses x ring split passes the checker", "[generators][usp]") {
+  for (int32_t gpus : {4, 6, 8, 12, 16}) {
+    for (const TileShape& split : factor_pairs(gpus)) {
+      for (MaskKind mask : {MaskKind::full, MaskKind::causal, MaskKind::documents}) {
+        Problem problem = small_problem(mask, gpus, Pass::both);
+        problem.kv_heads = 2;  // GQA: replicated when u > 2
+        GeneratorOptions options;
+        options.gpus = gpus;
+        options.layout = Layout::zigzag;
+        options.tile = split;
+        if (problem.kv_heads % split.first != 0 && split.first % problem.kv_heads != 0) {
+          CHECK_THROWS_AS(generate_schedule("usp", problem, options), UserError);
+          continue;
+        }
+        Schedule schedule = generate_schedule("usp", problem, options);
+        std::string violation = check_schedule(schedule, BlockGrid(problem, Layout::zigzag, gpus)).violation;
+        INFO(schedule.name() << " " << to_string(mask) << ": " << violation);
+        CHECK(violation.empty());
+      }
+    }
+  }
+}
+
+// The tile a generator was asked for (or chose) is carried typed on the schedule, so that no
+// reader parses the free-text variant; schedules without a tile carry none.
+TEST_CASE("tiled generators record their tile on the schedule", "[generators]") {
+  const Problem problem = small_problem(MaskKind::causal, 12, Pass::both);
+  GeneratorOptions options;
+  options.gpus = 12;
+  options.tile = TileShape{3, 4};
+  for (const char* algorithm : {"mesh", "attention2d", "usp"})
+    CHECK(generate_schedule(algorithm, problem, options).tile == TileShape{3, 4});
+  options.tile.reset();
+  CHECK(generate_schedule("mesh", problem, options).tile == choose_mesh_tile(problem, 12));
+  CHECK_FALSE(generate_schedule("ring", problem, options).tile.has_value());
+  CHECK_FALSE(generate_schedule("all-gather", problem, options).tile.has_value());
+}
