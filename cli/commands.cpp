@@ -157,7 +157,6 @@ int run_plan(const ProblemFlags& problem_flags, const HardwareFlags& hardware_fl
   scenario::Scenario base{"", make_problem(problem_flags), make_options(problem_flags, no_schedule),
                           make_hardware(hardware_flags), {}, std::nullopt};
   const int32_t gpus = base.options.gpus;
-  scenario::require_tokens_per_gpu(base.problem, gpus);
   base.network = make_network(network_flags, gpus);
   if (common.model == "flow") {
     base.simulation = scenario::make_simulation(scenario::SimulationText{common.gpu, "", "flow", 0, ""}, base.hardware);

@@ -2,6 +2,7 @@
 // The subcommands. Each returns the process exit code: 0 done, 1 a finding (an invalid
 // schedule), 2 bad input (thrown as UserError and reported by main).
 #include "problem_flags.hpp"
+#include "tessera/core/hardware_presets.hpp"
 
 namespace tessera::cli {
 
@@ -12,7 +13,7 @@ struct CommonFlags {
   int top = 0;         // plan: rows to show (0 = all)
   std::string file;    // check: the schedule file
   std::string model = "flow";  // plan: rank by "flow" simulation or the "analytic" model
-  std::string gpu = "h100";    // plan with --model flow: GPU profile
+  std::string gpu{kDefaultGpu.name};    // plan with --model flow: GPU profile
 };
 
 int run_schedules(const CommonFlags& common);

@@ -20,10 +20,10 @@ void add_deprecated_gbps_flag(CLI::App& app, const std::string& name, double& gb
       ->group("Deprecated")
       ->excludes(replacement)
       ->each([name, instead, replacement](const std::string& text) {
-        const double gbps = is_bare_number(text) ? std::strtod(text.c_str(), nullptr) : 0;
-        if (!(gbps > 0) || replacement->count() > 0) return;
+        const double given_gbps = is_bare_number(text) ? std::strtod(text.c_str(), nullptr) : 0;
+        if (!(given_gbps > 0) || replacement->count() > 0) return;
         char gigabits[32];
-        std::snprintf(gigabits, sizeof gigabits, "%.15g", gbps * 8);
+        std::snprintf(gigabits, sizeof gigabits, "%.15g", given_gbps * 8);
         note_deprecated("flag:" + name, name + " is deprecated (a number of GB/s, bytes); write " + instead + " " +
                                             text + "GB/s (or " + gigabits + "Gb/s in bits)");
       });

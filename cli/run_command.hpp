@@ -3,6 +3,7 @@
 // (CPU reference executor or CUDA), check the numerics, and set measured beside predicted.
 #include "commands.hpp"
 #include "problem_flags.hpp"
+#include "tessera/core/hardware_presets.hpp"
 
 namespace tessera::cli {
 
@@ -13,7 +14,7 @@ struct RunFlags {
   double watchdog_s = 60;
   std::string trace;        // measured Chrome trace
   std::string calibration;  // validate: calibration JSON; calibrate: the file to write
-  std::string gpu = "h100"; // validate without a calibration file: the GPU profile
+  std::string gpu{kDefaultGpu.name}; // validate without a calibration file: the GPU profile
   std::string sides = "128,256,512,1024";  // calibrate: block sides in tokens
   int repeats = 3;
 };

@@ -111,7 +111,7 @@ int run_simulate(const ProblemFlags& problem_flags, const ScheduleFlags& schedul
                                        " % utilised"});
   table.add_row({"critical path", std::to_string(result.critical_path.size()) + " ops"});
   table.add_row({"transfers", std::to_string(result.transfers)});
-  table.add_row({"simulated in", format_seconds(wall_s) + " (" +
+  table.add_row({"evaluated in", format_seconds(wall_s) + " (generated, placed, priced, simulated; " +
                                      format_fixed(summary["events_per_s"].get<double>() / 1e6, 2) + " M events/s)"});
   table.print(std::cout);
   for (const auto& [path, what] : {std::pair{flags.trace, "Chrome trace"}, std::pair{flags.ops_csv, "ops CSV"},

@@ -3,12 +3,13 @@
 // simulator, with its timeline, link figures and outputs.
 #include "commands.hpp"
 #include "problem_flags.hpp"
+#include "tessera/core/hardware_presets.hpp"
 
 namespace tessera::cli {
 
 struct SimulateFlags {
   std::string fidelity = "flow";
-  std::string gpu = "h100";
+  std::string gpu{kDefaultGpu.name};
   std::string calibration;
   std::string trace;      // Chrome trace JSON file
   std::string ops_csv;

@@ -9,6 +9,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/schedules/checker.hpp"
 #include "tessera/schedules/generators.hpp"
+#include "tessera/core/hardware_presets.hpp"
 
 namespace tessera::backend {
 
@@ -214,7 +215,7 @@ ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& 
 
 CalibrationFile calibration_file(const ComputeCalibration& calibration, const std::string& device, const Problem& shape) {
   CalibrationFile file;
-  file.gpu = "h100";
+  file.gpu = std::string(kDefaultGpu.name);
   file.device = device;
   (shape.dtype == DType::fp32 ? file.peak_flops_per_s_fp32 : file.peak_flops_per_s_16bit) = calibration.peak_flops_per_s;
   file.max_efficiency = 1.0;  // folded into the fitted rate

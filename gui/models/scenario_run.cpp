@@ -21,7 +21,6 @@ std::shared_ptr<const ScenarioResult> run_scenario(const Session& session, const
                               scenario::make_options(session.problem, session.schedule),
                               scenario::make_hardware(scenario::HardwareValues{}), {}, std::nullopt};
   const int32_t gpus = scenario.options.gpus;
-  scenario::require_tokens_per_gpu(scenario.problem, gpus);
   if (session.schedule.algorithm.empty()) throw UserError("--algo: choose a schedule");
   // The views hold the n x n block grid and one lane per GPU; beyond this the command line
   // (tessera simulate / plan) is the tool.

@@ -19,6 +19,7 @@
 #include <QString>
 
 #include "tessera/scenario/scenario.hpp"
+#include "tessera/core/hardware_presets.hpp"
 
 namespace tessera::gui {
 
@@ -35,7 +36,7 @@ struct Session {
   scenario::ScheduleText schedule;
   scenario::NetworkText network;
   std::string fidelity = "flow";  // flow | alpha-beta (sim::parse_fidelity)
-  std::string gpu = "h100";       // sim::gpu_profile name
+  std::string gpu{kDefaultGpu.name};       // sim::gpu_profile name
   std::string view = "matrix";    // matrix | network | timeline | compare
   int selected_gpu = -1;          // highlighted in every view; -1: none
   SweepChoice sweep;

@@ -59,12 +59,6 @@ double Figures::time_over_bound() const {
   return bound_s > 0 ? time_s() / bound_s : 0;
 }
 
-void require_tokens_per_gpu(const Problem& problem, int32_t gpus) {
-  if (problem.seq_len < gpus)
-    throw UserError("--seq " + std::to_string(problem.seq_len) + " is smaller than --gpus " + std::to_string(gpus) +
-                    ": every GPU needs at least one token");
-}
-
 CheckedSchedule generate(const Scenario& scenario) {
   // A Mesh schedule is planned for this network and the GPU that prices it (plan_hardware.hpp).
   PlanTarget target{scenario.hardware, scenario.network.topology.get(), scenario.network.placement, {}, std::nullopt};

@@ -17,7 +17,7 @@ std::string candidate_label(const schedules::Candidate& candidate) {
 }
 
 PlanResult plan(const Scenario& base, const PlanControl& control) {
-  require_tokens_per_gpu(base.problem, base.options.gpus);
+  schedules::require_tokens_per_gpu(base.problem, base.options.gpus);
   const std::vector<schedules::Candidate> candidates =
       schedules::plan_candidates(base.problem, base.options.gpus, base.options.layout, base.options.buffers);
   std::vector<PlanEntry> entries(candidates.size());

@@ -34,12 +34,16 @@ Layout default_layout(const Problem& problem) {
   return problem.mask.kind == MaskKind::full ? Layout::contiguous : Layout::zigzag;
 }
 
+void require_tokens_per_gpu(const Problem& problem, int32_t gpus) {
+  if (problem.seq_len < gpus)
+    throw UserError("sequence length " + std::to_string(problem.seq_len) + " is smaller than the " +
+                    std::to_string(gpus) + " GPUs: every GPU needs at least one token");
+}
+
 Schedule generate_schedule(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options) {
   problem.validate();
   if (options.gpus < 1) throw UserError("--gpus must be at least 1, got " + std::to_string(options.gpus));
-  if (problem.seq_len < options.gpus)
-    throw UserError("sequence length " + std::to_string(problem.seq_len) + " is smaller than the " +
-                    std::to_string(options.gpus) + " GPUs: every GPU needs at least one token");
+  require_tokens_per_gpu(problem, options.gpus);
   if (algorithm == "file") {
     if (options.input_path.empty()) throw UserError("algorithm 'file' needs --input FILE (a schedule JSON)");
     return read_schedule_file(options.input_path);

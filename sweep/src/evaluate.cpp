@@ -162,7 +162,7 @@ Row Evaluator::evaluate(size_t index, const PointValues& values) {
   if (refuse([&] {
         scenario.problem = scenario::make_problem(problem_text);
         scenario.options = scenario::make_options(problem_text, schedule_text);
-        scenario::require_tokens_per_gpu(scenario.problem, scenario.options.gpus);
+        schedules::require_tokens_per_gpu(scenario.problem, scenario.options.gpus);
         const schedules::GeneratorOptions& options = scenario.options;
         if (options.tile && options.tile->first * options.tile->second != options.gpus)
           throw UserError("tile " + to_string(*options.tile) + " does not divide " +

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tessera/core/network_model.hpp"
+#include "tessera/core/hardware_presets.hpp"
 
 namespace tessera {
 
@@ -55,7 +56,7 @@ struct CalibratedMessageCosts {
 };
 
 struct CalibrationFile {
-  std::string gpu = "h100";
+  std::string gpu{kDefaultGpu.name};
   std::optional<std::string> device;
   // The GPU profile's compute model: positive where present, max_efficiency at most 1.
   std::optional<double> peak_flops_per_s_16bit, peak_flops_per_s_fp32, hbm_bytes_per_s, max_efficiency,

@@ -72,7 +72,4 @@ Evaluation evaluate(const Scenario& scenario);
 // placed, priced and simulated as it is, never planned again.
 Evaluation evaluate(const schedules::CheckedSchedule& checked, const Scenario& scenario);
 
-// Every GPU needs at least one token: UserError in the command line's words otherwise.
-void require_tokens_per_gpu(const Problem& problem, int32_t gpus);
-
 }  // namespace tessera::scenario

@@ -8,6 +8,7 @@
 #include "tessera/sim/gpu_profile.hpp"
 #include "tessera/sim/simulator.hpp"
 #include "tessera/sim/trace.hpp"
+#include "tessera/core/hardware_presets.hpp"
 
 namespace tessera::scenario {
 
@@ -17,7 +18,7 @@ struct Simulation {
 };
 
 struct SimulationText {
-  std::string gpu = "h100";   // a GPU profile (sim/gpu_profile.hpp), unless a calibration is given
+  std::string gpu{kDefaultGpu.name};   // a GPU profile (sim/gpu_profile.hpp), unless a calibration is given
   std::string calibration;    // a calibration file (tessera calibrate); empty: none
   std::string fidelity = "flow";
   int32_t channels = 0;       // 0: unlimited

@@ -54,6 +54,10 @@ struct GeneratorInfo {
 std::span<const GeneratorInfo> list_generators();
 Layout default_layout(const Problem& problem);
 
+// Every GPU needs at least one token: UserError otherwise (every generator checks it; a plan
+// checks it once before listing candidates).
+void require_tokens_per_gpu(const Problem& problem, int32_t gpus);
+
 // Throws UserError when the algorithm is unknown or does not apply (with the reason).
 Schedule generate_schedule(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options);
 
