@@ -274,9 +274,10 @@ int run_check(const HardwareFlags& hardware_flags, const CommonFlags& common) {
   if (common.json) {
     json out = {{"file", common.file}, {"schedule", schedule.name()}, {"valid", checked.has_value()},
                 {"violation", violation}, {"ops", schedule.ops.size()}};
-    if (checked)
-      out["cost"] = costmodel::cost_report_to_json(
-          schedule, costmodel::cost_schedule(*checked, make_hardware(hardware_flags)), false);
+    if (checked) {
+      scenario::Scenario scenario{schedule.algorithm, schedule.problem, {}, make_hardware(hardware_flags), {}, std::nullopt};
+      out["cost"] = costmodel::cost_report_to_json(schedule, scenario::evaluate(*checked, scenario).figures.cost, false);
+    }
     std::cout << out.dump(2) << "\n";
   } else if (checked) {
     std::cout << common.file << ": valid " << schedule.name() << " schedule (" << schedule.ops.size() << " ops, "
