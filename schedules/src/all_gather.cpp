@@ -5,12 +5,14 @@
 // their owners; dQ never leaves.
 #include "tessera/schedules/generators.hpp"
 
+#include <numeric>
+
 namespace tessera::schedules {
 
 namespace {
 std::vector<int32_t> everyone(int32_t gpus) {
   std::vector<int32_t> members(static_cast<size_t>(gpus));
-  for (int32_t gpu = 0; gpu < gpus; ++gpu) members[static_cast<size_t>(gpu)] = gpu;
+  std::iota(members.begin(), members.end(), 0);
   return members;
 }
 

@@ -115,20 +115,7 @@ Row Evaluator::evaluate(size_t index, const PointValues& values) {
   } catch (const UserError&) {
   }
 
-  scenario::ProblemText problem_text;
-  problem_text.gpus = at(values, Field::gpus);
-  problem_text.seq = at(values, Field::seq);
-  problem_text.batch = at(values, Field::batch);
-  problem_text.heads = at(values, Field::heads);
-  problem_text.kv_heads = at(values, Field::kv_heads);
-  problem_text.head_dim = at(values, Field::head_dim);
-  problem_text.head_dim_v = at(values, Field::head_dim_v);
-  problem_text.dtype = at(values, Field::dtype);
-  problem_text.mask = at(values, Field::mask);
-  problem_text.window = at(values, Field::window);
-  problem_text.documents = at(values, Field::documents);
-  problem_text.layout = at(values, Field::layout);
-  problem_text.pass = at(values, Field::pass);
+  const scenario::ProblemText problem_text = sweep::problem_text(values);
   scenario::ScheduleText schedule_text;
   schedule_text.algorithm = at(values, Field::algo);
   schedule_text.tile = at(values, Field::tile);

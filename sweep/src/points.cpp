@@ -44,24 +44,6 @@ namespace {
 const std::string& at(const PointValues& values, Field field) { return values[static_cast<size_t>(field)]; }
 std::string& at(PointValues& values, Field field) { return values[static_cast<size_t>(field)]; }
 
-scenario::ProblemText problem_text(const PointValues& values) {
-  scenario::ProblemText text;
-  text.gpus = at(values, Field::gpus);
-  text.seq = at(values, Field::seq);
-  text.batch = at(values, Field::batch);
-  text.heads = at(values, Field::heads);
-  text.kv_heads = at(values, Field::kv_heads);
-  text.head_dim = at(values, Field::head_dim);
-  text.head_dim_v = at(values, Field::head_dim_v);
-  text.dtype = at(values, Field::dtype);
-  text.mask = at(values, Field::mask);
-  text.window = at(values, Field::window);
-  text.documents = at(values, Field::documents);
-  text.layout = at(values, Field::layout);
-  text.pass = at(values, Field::pass);
-  return text;
-}
-
 bool skipped(const Spec& spec, const PointValues& values) {
   for (const SkipRule& rule : spec.skip) {
     bool all = true;
@@ -116,6 +98,24 @@ void expand(const Spec& spec, const PointValues& values, PointSet& points) {
 }
 
 }  // namespace
+
+scenario::ProblemText problem_text(const PointValues& values) {
+  scenario::ProblemText text;
+  text.gpus = at(values, Field::gpus);
+  text.seq = at(values, Field::seq);
+  text.batch = at(values, Field::batch);
+  text.heads = at(values, Field::heads);
+  text.kv_heads = at(values, Field::kv_heads);
+  text.head_dim = at(values, Field::head_dim);
+  text.head_dim_v = at(values, Field::head_dim_v);
+  text.dtype = at(values, Field::dtype);
+  text.mask = at(values, Field::mask);
+  text.window = at(values, Field::window);
+  text.documents = at(values, Field::documents);
+  text.layout = at(values, Field::layout);
+  text.pass = at(values, Field::pass);
+  return text;
+}
 
 PointSet enumerate_points(const Spec& spec) {
   PointSet points;

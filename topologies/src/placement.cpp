@@ -19,7 +19,7 @@ namespace {
 
 std::vector<int32_t> linear(int32_t ranks) {
   std::vector<int32_t> placement(static_cast<size_t>(ranks));
-  for (int32_t rank = 0; rank < ranks; ++rank) placement[static_cast<size_t>(rank)] = rank;
+  std::iota(placement.begin(), placement.end(), 0);  // rank r on GPU r
   return placement;
 }
 

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tessera/scenario/scenario.hpp"
 #include "tessera/sweep/spec.hpp"
 
 namespace tessera::sweep {
@@ -36,6 +37,9 @@ class PointSet {
 bool takes_tile(const std::string& algorithm);
 
 PointSet enumerate_points(const Spec& spec);
+
+// The problem fields of a point, as text (scenario/scenario.hpp parses them).
+scenario::ProblemText problem_text(const PointValues& values);
 
 // The product of the axis sizes (before expansions and skip rules).
 uint64_t product_size(const Spec& spec);
