@@ -1,0 +1,1 @@
+"""The experiments' reports, one module each, and their shared helpers (common.py)."""
