@@ -14,6 +14,7 @@
 #include "tessera/costmodel/report_json.hpp"
 #include "tessera/schedules/checker.hpp"
 #include "tessera/schedules/schedule_json.hpp"
+#include "tessera/scenario/mesh_search.hpp"
 #include "tessera/scenario/plan.hpp"
 
 namespace tessera::cli {
@@ -250,9 +251,21 @@ int run_plan(const ProblemFlags& problem_flags, const HardwareFlags& hardware_fl
 }
 
 int run_schedule(const ProblemFlags& problem_flags, const ScheduleFlags& schedule_flags, const CommonFlags& common) {
-  const schedules::CheckedSchedule checked = schedules::generate_checked(
-      schedule_flags.algorithm, make_problem(problem_flags), make_options(problem_flags, schedule_flags));
-  const Schedule& schedule = checked.schedule();
+  std::optional<schedules::CheckedSchedule> checked;
+  if (schedule_flags.algorithm == "mesh" && schedule_flags.variant == "optimal") {
+    // The searched optimum (scenario/mesh_search.hpp), on the uniform network of the default
+    // hardware, simulated flow-level with the default GPU profile.
+    const scenario::Scenario scenario{schedule_flags.algorithm, make_problem(problem_flags),
+                                      make_options(problem_flags, schedule_flags), costmodel::Hardware{}, {}, std::nullopt};
+    scenario::MeshSearchResult search = scenario::search_mesh_order(scenario);
+    std::cerr << "searched " << search.orders << " hop orders (" << search.simulations << " simulations) in "
+              << format_seconds(search.wall_s) << "; best simulated makespan " << format_seconds(search.best_s) << "\n";
+    checked.emplace(std::move(search.best));
+  } else {
+    checked.emplace(schedules::generate_checked(schedule_flags.algorithm, make_problem(problem_flags),
+                                                make_options(problem_flags, schedule_flags)));
+  }
+  const Schedule& schedule = checked->schedule();
   if (common.output.empty() || common.output == "-") {
     std::cout << schedules::schedule_to_json(schedule).dump() << "\n";
   } else {

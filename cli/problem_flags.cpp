@@ -55,7 +55,7 @@ void add_schedule_flags(CLI::App& app, ScheduleFlags& flags, bool algorithm_requ
   auto* algo = app.add_option("--algo,-a", flags.algorithm, "schedule generator (see `tessera schedules`)");
   if (algorithm_required) algo->required();
   app.add_option("--tile", flags.tile, "mesh: AxB (A query chunks per tile); attention2d: ROWSxCOLS; usp: UxR");
-  app.add_option("--variant", flags.variant, "attention2d: collective or ring; ring: pass-kv or pass-q");
+  app.add_option("--variant", flags.variant, "attention2d: collective or ring; ring: pass-kv or pass-q; mesh: greedy, ring-order, receives-first or optimal (small tiles)");
   app.add_option("--input", flags.input, "for --algo file / assignment: the JSON file");
 }
 

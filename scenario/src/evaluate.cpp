@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "tessera/core/error.hpp"
+#include "tessera/scenario/mesh_search.hpp"
 #include "tessera/scenario/plan_hardware.hpp"
 #include "tessera/sim/time_bound.hpp"
 #include "tessera/topologies/placement_search.hpp"
@@ -60,6 +61,9 @@ double Figures::time_over_bound() const {
 }
 
 CheckedSchedule generate(const Scenario& scenario) {
+  // Mesh's variant "optimal" without orders given: the best order by simulation (mesh_search.hpp).
+  if (scenario.algorithm == "mesh" && scenario.options.variant == "optimal" && !scenario.options.mesh_hops)
+    return search_mesh_order(scenario).best;
   // A Mesh schedule is planned for this network and the GPU that prices it (plan_hardware.hpp).
   PlanTarget target{scenario.hardware, scenario.network.topology.get(), scenario.network.placement, {}, std::nullopt};
   if (scenario.simulation) {

@@ -36,8 +36,8 @@ Layout default_layout(const Problem& problem) {
 
 void require_tokens_per_gpu(const Problem& problem, int32_t gpus) {
   if (problem.seq_len < gpus)
-    throw UserError("sequence length " + std::to_string(problem.seq_len) + " is smaller than the " +
-                    std::to_string(gpus) + " GPUs: every GPU needs at least one token");
+    throw UserError("--seq " + std::to_string(problem.seq_len) + " is smaller than --gpus " + std::to_string(gpus) +
+                    ": every GPU needs at least one token");
 }
 
 Schedule generate_schedule(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options) {

@@ -10,6 +10,7 @@
 // 1 x P tile is Ring-Attention pass-KV and the P x 1 tile Ring pass-Q (ring_emitter.hpp).
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include "tessera/core/data_size.hpp"
 #include "tessera/core/error.hpp"
@@ -255,16 +256,40 @@ Schedule generate_mesh(const Problem& problem, const GeneratorOptions& options, 
   if (static_cast<int64_t>(tile.first) * tile.second != gpus)
     throw UserError("mesh tile " + to_string(tile) + " covers " + std::to_string(int64_t{tile.first} * tile.second) +
                     " GPUs, not " + std::to_string(gpus) + ": a x b must equal --gpus");
-  const MeshOrder order = parse_mesh_order(options.variant);
+  // Variant "optimal": the hop orders a search chose (scenario/mesh_search.hpp), planned as given.
+  const bool optimal = options.variant == "optimal";
+  if (optimal && !options.mesh_hops)
+    throw UserError("mesh variant 'optimal' is found by simulating every hop order: it is generated through the "
+                    "scenario layer (tessera schedule, cost, simulate, sweep), which searches the orders");
+  if (!optimal && options.mesh_hops) throw UserError("mesh hop orders are planned for variant 'optimal' only");
+  const MeshOrder order = optimal ? MeshOrder::explicit_order : parse_mesh_order(options.variant);
   std::string variant = to_string(tile) + " " + to_string(grid.layout());
-  if (order != MeshOrder::greedy) variant += " " + to_string(order);
+  if (optimal) {
+    // The orders planned, forward then backward ('-' for a pass without hops).
+    std::string orders;
+    for (Pass pass : {Pass::forward, Pass::backward}) {
+      if (pass == Pass::forward ? !problem.has_forward() : !problem.has_backward()) continue;
+      const std::string& hops = pass == Pass::forward ? options.mesh_hops->forward : options.mesh_hops->backward;
+      orders += (orders.empty() ? "" : "/") + (hops.empty() ? std::string("-") : hops);
+    }
+    variant += " optimal " + orders;
+  } else if (order != MeshOrder::greedy) {
+    variant += " " + to_string(order);
+  }
   ScheduleBuilder builder("mesh", variant, problem, grid.layout(), gpus);
   std::vector<std::pair<Pass, std::vector<MeshPhase>>> plans;
   for (Pass pass : {Pass::forward, Pass::backward}) {
     if (pass == Pass::forward ? !problem.has_forward() : !problem.has_backward()) continue;
     const bool backward = pass == Pass::backward;
-    plans.emplace_back(pass, plan_mesh_tile(tile.first, tile.second,
-                                            mesh_plan_costs(problem, grid, backward, options.plan_hardware), backward, order));
+    const std::string hops = optimal ? (backward ? options.mesh_hops->backward : options.mesh_hops->forward) : "";
+    std::vector<MeshPhase> phases;
+    try {
+      phases = plan_mesh_tile(tile.first, tile.second, mesh_plan_costs(problem, grid, backward, options.plan_hardware),
+                              backward, order, hops);
+    } catch (const std::invalid_argument& error) {
+      throw UserError(std::string(error.what()) + " (tile " + to_string(tile) + ")");
+    }
+    plans.emplace_back(pass, std::move(phases));
   }
   // Mesh caches the chunks its plan still needs (a tile's worth at most, as the paper says);
   // beyond that, its rings run ahead no further than every other schedule's (--buffers).

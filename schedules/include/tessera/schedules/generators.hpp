@@ -44,6 +44,13 @@ struct GeneratorOptions {
   int32_t buffers = 2;
   std::string input_path;           // algorithm "file": a schedule JSON; "assignment": a matrix JSON
   PlanHardware plan_hardware;       // mesh: the hardware its planner weighs transfers with
+  // mesh, variant "optimal": the ring hops of each pass in the order to plan ('q' a Q-ring hop,
+  // 'k' a KV-ring hop; mesh_plan.hpp, MeshOrder::explicit_order). scenario::generate searches
+  // them (scenario/mesh_search.hpp); the generator refuses "optimal" without them.
+  struct MeshHops {
+    std::string forward, backward;
+  };
+  std::optional<MeshHops> mesh_hops;
 };
 
 struct GeneratorInfo {
@@ -54,7 +61,8 @@ struct GeneratorInfo {
 std::span<const GeneratorInfo> list_generators();
 Layout default_layout(const Problem& problem);
 
-// Every GPU needs at least one token: UserError otherwise (every generator checks it; a plan
+// Every GPU needs at least one token: UserError otherwise, naming the fields in their
+// command-line spelling as every front end reports them (every generator checks it; a plan
 // checks it once before listing candidates).
 void require_tokens_per_gpu(const Problem& problem, int32_t gpus);
 

@@ -43,13 +43,33 @@ struct MeshPhase {
 //  - receives_first: every ring hop first (Q and KV alternating), all compute afterwards;
 //  - ring_order: the Q-ring hops first, then the KV-ring hops in ring order, computing every
 //    block as soon as it is unlocked, row by row, with no priority for partials that leave.
-enum class MeshOrder { greedy, receives_first, ring_order };
+// `explicit_order` takes the hops in an order given by the caller ('q' a Q-ring hop, 'k' a
+// KV-ring hop: a - 1 of the one, b - 1 of the other, interleaved at will) and computes under
+// each hop by the greedy's own rules 2 and 3. The greedy's hop order given explicitly is
+// therefore the greedy plan itself, phase for phase: a search over every order (variant
+// "optimal", scenario/mesh_search.hpp) contains the greedy plan.
+enum class MeshOrder { greedy, receives_first, ring_order, explicit_order };
 MeshOrder parse_mesh_order(const std::string& text);  // UserError
 std::string to_string(MeshOrder order);
 
-// backward = true alternates rows and columns and releases column partials too.
+// backward = true alternates rows and columns and releases column partials too. `hops` is
+// read for MeshOrder::explicit_order only (std::invalid_argument unless it holds a - 1 'q'
+// and b - 1 'k').
 std::vector<MeshPhase> plan_mesh_tile(int32_t a, int32_t b, const MeshCosts& costs, bool backward,
-                                      MeshOrder order = MeshOrder::greedy);
+                                      MeshOrder order = MeshOrder::greedy, const std::string& hops = {});
+
+// The hops of a plan in order, as plan_mesh_tile's `hops` reads them ("qkqk...").
+std::string mesh_hop_order(const std::vector<MeshPhase>& phases);
+
+// Every hop order of an a x b tile, in lexicographic order ('k' before 'q'): the interleavings
+// of a - 1 Q-ring hops with b - 1 KV-ring hops, C(a + b - 2, a - 1) of them.
+std::vector<std::string> mesh_hop_orders(int32_t a, int32_t b);
+int64_t mesh_hop_order_count(int32_t a, int32_t b);  // C(a + b - 2, a - 1)
+
+// The tiles whose hop orders variant "optimal" searches exhaustively: a, b <= 4, and 2 x 8 and
+// 8 x 2 (at most 20 orders per pass). The limit in words, for refusals.
+bool mesh_order_searchable(TileShape tile);
+inline constexpr const char* kMeshSearchLimit = "a, b <= 4, or 2x8 or 8x2";
 
 // What the plan weighs for a problem on the hardware its tile runs on (mesh.cpp): a hop of
 // each ring (fixed cost plus bytes over the ring's narrowest link) and a block at its
