@@ -6,10 +6,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/scratch.hpp"
 #include "tessera/core/calibration_file.hpp"
 #include "tessera/core/error.hpp"
 
 using namespace tessera;
+using test_support::scratch_path;
 
 namespace {
 void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
@@ -28,9 +30,9 @@ TEST_CASE("a calibration file reads back what was written", "[backend][calibrati
   written.message = CalibratedMessageCosts{2e-6, std::nullopt, 6e-6};
   written.link = CalibratedLink{3e11, 1e-5};
   written.measured = CalibrationRecord{4, 64, "fp32", {{128, 8.4e6, 1e-5, 3e-5}}, 3.0, 8.4e11};
-  write_calibration_file("calibration_round_trip.json", written);
+  write_calibration_file(scratch_path("calibration_round_trip.json"), written);
 
-  const CalibrationFile read = read_calibration_file("calibration_round_trip.json");
+  const CalibrationFile read = read_calibration_file(scratch_path("calibration_round_trip.json"));
   CHECK(read.gpu == "a100");
   CHECK(read.device == "cuda/local");
   CHECK(read.peak_flops_per_s_fp32 == 1.5e14);
@@ -50,7 +52,7 @@ TEST_CASE("a calibration file reads back what was written", "[backend][calibrati
   CHECK_FALSE(read.measured.has_value());  // for the record only
 
   // The record is in the file, under the names a reader of the JSON sees.
-  std::ifstream file("calibration_round_trip.json");
+  std::ifstream file(scratch_path("calibration_round_trip.json"));
   const nlohmann::json json = nlohmann::json::parse(file);
   CHECK(json.at("measured").at("blocks").at(0).at("side_tokens") == 128);
   CHECK(json.at("measured").at("dtype") == "fp32");
@@ -67,8 +69,8 @@ TEST_CASE("measured per-message costs replace only their own fields", "[backend]
 }
 
 TEST_CASE("an empty calibration object is the h100 profile with nothing replaced", "[backend][calibration]") {
-  write_text("calibration_empty.json", "{}");
-  const CalibrationFile read = read_calibration_file("calibration_empty.json");
+  write_text(scratch_path("calibration_empty.json"), "{}");
+  const CalibrationFile read = read_calibration_file(scratch_path("calibration_empty.json"));
   CHECK(read.gpu == "h100");
   CHECK_FALSE(read.peak_flops_per_s_16bit.has_value());
   CHECK_FALSE(read.message.has_value());
@@ -76,17 +78,21 @@ TEST_CASE("an empty calibration object is the h100 profile with nothing replaced
 }
 
 TEST_CASE("a negative fitted link latency reads as none", "[backend][calibration]") {
-  write_text("calibration_negative_latency.json", R"({"link": {"bytes_per_s": 1e10, "latency_s": -2e-7}})");
-  CHECK(read_calibration_file("calibration_negative_latency.json").link->latency_s == 0);
+  write_text(scratch_path("calibration_negative_latency.json"), R"({"link": {"bytes_per_s": 1e10, "latency_s": -2e-7}})");
+  CHECK(read_calibration_file(scratch_path("calibration_negative_latency.json")).link->latency_s == 0);
 }
 
 TEST_CASE("bad calibration files are refused naming the file and the field", "[backend][calibration]") {
+  // The file goes to the scratch folder; the message must start with its path, which is
+  // shortened back to the file's name for the comparisons below.
   auto refusal = [](const std::string& name, const std::string& text) {
-    write_text(name, text);
+    const std::string path = scratch_path(name);
+    write_text(path, text);
     try {
-      read_calibration_file(name);
+      read_calibration_file(path);
     } catch (const UserError& error) {
-      return std::string(error.what());
+      const std::string message = error.what();
+      return message.rfind(path, 0) == 0 ? name + message.substr(path.size()) : "not naming the file: " + message;
     }
     return std::string("accepted");
   };
