@@ -12,46 +12,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_run.hpp"
 #include "common/scratch.hpp"
 
 using test_support::scratch_path;
 
-namespace {
-
-struct Run {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-// Runs in the scratch folder: the files the arguments name are read and written there.
-Run tessera(const std::string& arguments) {
-  const std::string out_path = scratch_path("cli_test_stdout.txt"), err_path = scratch_path("cli_test_stderr.txt");
-  const std::string folder = std::filesystem::path(out_path).parent_path().string();
-  std::string command =
-      "cd '" + folder + "' && " + std::string(TESSERA_CLI) + " " + arguments + " >" + out_path + " 2>" + err_path;
-  int status = std::system(command.c_str());
-  Run run;
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  run.out = slurp(out_path);
-  run.err = slurp(err_path);
-  return run;
-}
-
-int lines(const std::string& text) {
-  int count = 0;
-  for (char c : text) count += c == '\n';
-  return count;
-}
-
-}  // namespace
+using cli_test::lines;
+using cli_test::Run;
+using cli_test::slurp;
+using cli_test::tessera;
 
 TEST_CASE("tessera schedules lists every generator", "[cli]") {
   Run run = tessera("schedules");
