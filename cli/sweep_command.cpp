@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <csignal>
+#include <cstdlib>
+
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -19,6 +22,9 @@
 namespace tessera::cli {
 
 namespace {
+
+// More threads than this is a typo; each thread holds a point's schedule and simulation.
+constexpr int kMostJobs = 4096;
 
 // Checks every figure request before the run, so that a typo does not wait for the results.
 std::vector<plot::PlotRequest> figure_requests(const sweep::Spec& spec) {
@@ -56,7 +62,10 @@ void draw_figures(const sweep::Spec& spec, const std::vector<plot::PlotRequest>&
   if (!spec.write_csv) throw UserError(spec.source + ": figures are drawn from results.csv; add csv to outputs");
   const sweep::Table table = sweep::read_csv((std::filesystem::path(out) / "results.csv").string());
   const auto dir = std::filesystem::path(out) / "figures";
-  std::filesystem::create_directories(dir);
+  std::error_code create_error;
+  std::filesystem::create_directories(dir, create_error);
+  if (create_error)
+    throw UserError(dir.string() + ": cannot create the directory for the figures (" + create_error.message() + ")");
   for (size_t index = 0; index < requests.size(); ++index) {
     const auto& options = spec.figures[index].options;
     plot::Figure figure;
@@ -74,12 +83,34 @@ void draw_figures(const sweep::Spec& spec, const std::vector<plot::PlotRequest>&
   }
 }
 
+// SIGINT/SIGTERM stopped the run cleanly: say how to resume, then end by the same signal, so
+// that the caller sees what stopped it (a shell reports 130 or 143 and a shell loop stops on
+// Ctrl-C, which a plain exit code would not make it do) and can tell it from bad input (2).
+[[noreturn]] void end_by_signal(const sweep::RunSummary& summary) {
+  const int signal_number = summary.stopped_by_signal;
+  const char* name = signal_number == SIGINT ? "SIGINT" : signal_number == SIGTERM ? "SIGTERM" : "a signal";
+  std::cout.flush();
+  std::cerr << "tessera: stopped by " << name << ": " << summary.already_done + summary.evaluated << " of "
+            << summary.points << " points are done and kept in " << summary.journal
+            << "; run the same command again to resume" << std::endl;
+  std::signal(signal_number, SIG_DFL);
+  std::raise(signal_number);
+  std::_Exit(128 + signal_number);  // the signal is blocked: the shell's code for it all the same
+}
+
 }  // namespace
 
 int run_sweep_command(const SweepFlags& flags) {
+  if (flags.jobs < 0 || flags.jobs > kMostJobs)
+    throw UserError("--jobs: expected 1 to " + std::to_string(kMostJobs) +
+                    " worker threads (or none for all hardware threads), got " + std::to_string(flags.jobs));
   if (flags.count) {
+    // Counting runs nothing: a flag of a run would be silently ignored.
+    if (!flags.out.empty() || flags.jobs != 0 || flags.limit != 0)
+      throw UserError(std::string(!flags.out.empty() ? "--out" : flags.jobs != 0 ? "--jobs" : "--limit") +
+                      ": --count only prints the number of points and runs nothing; drop one of them");
     const sweep::Spec spec = sweep::load_spec(flags.spec);
-    std::cout << sweep::enumerate_points(spec).size() << "\n";
+    std::cout << sweep::count_points(spec) << "\n";
     return 0;
   }
   std::unique_ptr<sweep::Communicator> communicator;
@@ -95,6 +126,7 @@ int run_sweep_command(const SweepFlags& flags) {
     options.limit = flags.limit;
     options.tool_version = TESSERA_VERSION;
     if (root && !flags.quiet && isatty(STDERR_FILENO)) options.progress = &std::cerr;
+    options.stop_on_signals = true;
     // Figure requests are checked before the first point, so that a typo does not wait.
     options.check_spec = [](const sweep::Spec& spec) { figure_requests(spec); };
     const sweep::RunSummary summary = sweep::run_sweep(flags.spec, options, *communicator);
@@ -105,6 +137,7 @@ int run_sweep_command(const SweepFlags& flags) {
               << std::fixed << std::setprecision(2) << summary.wall_s << " s; " << summary.ok << " ok, "
               << summary.skipped << " not applicable, " << summary.errors << " errors\n";
     for (const std::string& path : summary.written) std::cout << "wrote " << path << "\n";
+    if (summary.stopped_by_signal != 0 && !summary.complete) end_by_signal(summary);
     if (!summary.complete) {
       std::cout << "stopped before the end (--limit); run the same command again to resume\n";
       return 0;

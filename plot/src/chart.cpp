@@ -164,6 +164,22 @@ std::string label_for(const std::string& column) {
   return unit.empty() ? name : name + " (" + unit + ")";
 }
 
+namespace {
+
+// The number in a cell that must hold one; an empty cell (a metric the row's model does not
+// give) is skipped, anything else is refused with the file's line.
+bool plotted_number(const sweep::Table& table, const std::vector<std::string>& row, size_t column, double& value) {
+  const std::string& cell = row[column];
+  if (cell.empty()) return false;
+  if (parse_number(cell, value)) return true;
+  const auto position = static_cast<size_t>(&row - table.rows.data());
+  const std::string line = position < table.lines.size() ? ":" + std::to_string(table.lines[position]) : "";
+  throw UserError(table.source + line + ": " + table.columns[column] + ": " + tessera::quoted(cell) +
+                  " is not a number (the column plotted as a value must hold numbers)");
+}
+
+}  // namespace
+
 Figure make_figure(const sweep::Table& table, const PlotRequest& request) {
   Figure figure;
   figure.kind = request.kind;
@@ -223,7 +239,7 @@ Figure make_figure(const sweep::Table& table, const PlotRequest& request) {
       for (size_t k = 0; k < rows.size(); ++k) {
         if (series_values[k] != name) continue;
         double v = 0;
-        if (!parse_number((*rows[k])[y], v)) continue;
+        if (!plotted_number(table, *rows[k], y, v)) continue;
         auto& accumulator = points[(*rows[k])[x]];
         accumulator.add(v, how);
         combined = combined || accumulator.count > 1;
@@ -255,7 +271,7 @@ Figure make_figure(const sweep::Table& table, const PlotRequest& request) {
     std::map<std::pair<std::string, std::string>, std::map<std::string, Accumulator>> cells;  // (x, y) -> series
     for (size_t k = 0; k < rows.size(); ++k) {
       double v = 0;
-      if (!parse_number((*rows[k])[value], v)) continue;
+      if (!plotted_number(table, *rows[k], value, v)) continue;
       auto& accumulator = cells[{(*rows[k])[x], (*rows[k])[y]}][series_values[k]];
       accumulator.add(v, how);
       combined = combined || accumulator.count > 1;

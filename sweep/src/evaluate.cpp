@@ -104,6 +104,24 @@ std::shared_ptr<const topo::Topology> Evaluator::topology(const std::string& nam
   return topologies_.try_emplace({name, gpus}, built).first->second;
 }
 
+Row Evaluator::evaluate_safely(size_t index, const PointValues& values) noexcept {
+  std::string message;
+  try {
+    return evaluate(index, values);
+  } catch (const std::exception& error) {
+    message = error.what();
+  } catch (...) {
+    message = "an unknown exception";
+  }
+  // Building the row may fail too when memory is short; then noexcept ends the process, as
+  // any allocation failure outside a point would.
+  Row row(result_columns().size());
+  row[0] = std::to_string(index);
+  for (size_t field = 0; field < values.size(); ++field) row[1 + field] = values[field];
+  row[status_column()] = one_line("error: " + message);
+  return row;
+}
+
 Row Evaluator::evaluate(size_t index, const PointValues& values) {
   Row row(result_columns().size());
   row[0] = std::to_string(index);

@@ -12,7 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "file_io.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/json_io.hpp"
+#include "tessera/core/problem.hpp"  // parse_count
 
 namespace tessera::sweep {
 
@@ -35,22 +38,6 @@ std::string read_all(const std::string& path) {
   return text.str();
 }
 
-[[noreturn]] void system_error(const std::string& path, const std::string& what) {
-  throw UserError(path + ": " + what + " (" + std::strerror(errno) + ")");
-}
-
-void write_all(int fd, const std::string& data, const std::string& path) {
-  size_t written = 0;
-  while (written < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + written, data.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      system_error(path, "cannot write");
-    }
-    written += static_cast<size_t>(n);
-  }
-}
-
 }  // namespace
 
 std::string inputs_hash(const Spec& spec, const std::string& tool_version) {
@@ -69,63 +56,6 @@ std::string inputs_hash(const Spec& spec, const std::string& tool_version) {
   char text[17];
   std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
   return text;
-}
-
-std::string journal_line(size_t index, const std::string& hash, const Row& row) {
-  return json{{"index", index}, {"inputs_hash", hash}, {"row", row}}.dump() + "\n";
-}
-
-std::vector<Entry> Journal::read_and_repair(size_t point_count) const {
-  std::vector<Entry> entries;
-  std::error_code ignored;
-  if (!std::filesystem::exists(path_, ignored)) return entries;
-  const std::string text = read_all(path_);
-  const size_t end = text.rfind('\n');
-  const size_t complete = end == std::string::npos ? 0 : end + 1;
-  if (complete < text.size()) {
-    // A run killed in the middle of a write: drop the torn line, it is evaluated again.
-    if (::truncate(path_.c_str(), static_cast<off_t>(complete)) != 0) system_error(path_, "cannot cut the torn last line");
-  }
-  std::set<size_t> seen;
-  const size_t columns = result_columns().size();
-  size_t start = 0;
-  int line = 0;
-  while (start < complete) {
-    const size_t stop = text.find('\n', start);
-    ++line;
-    const std::string where = path_ + ":" + std::to_string(line) + ": ";
-    json parsed = json::parse(text.begin() + static_cast<std::ptrdiff_t>(start),
-                              text.begin() + static_cast<std::ptrdiff_t>(stop), nullptr, false);
-    start = stop + 1;
-    if (parsed.is_discarded() || !parsed.is_object() || !parsed.contains("index") || !parsed.contains("row") ||
-        !parsed.contains("inputs_hash"))
-      throw UserError(where + "not a journal line (expected {index, inputs_hash, row}); delete the directory to start over");
-    if (parsed["inputs_hash"] != hash_)
-      throw UserError(where + "written for other inputs (inputs hash " + parsed["inputs_hash"].get<std::string>() +
-                      ", this run " + hash_ + "): the spec, a topology file or the tool version changed; use another "
-                      "--out directory or delete this one");
-    const auto index = parsed["index"].get<size_t>();
-    Row row = parsed["row"].get<Row>();
-    if (index >= point_count || row.size() != columns)
-      throw UserError(where + "point " + std::to_string(index) + " does not belong to this sweep of " +
-                      std::to_string(point_count) + " points");
-    if (!seen.insert(index).second) continue;  // never written twice; tolerated all the same
-    entries.push_back({index, std::move(row)});
-  }
-  return entries;
-}
-
-void Journal::append(const std::string& lines) const {
-  if (lines.empty()) return;
-  const int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) system_error(path_, "cannot open the journal");
-  try {
-    write_all(fd, lines, path_);
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
 }
 
 std::string csv_cell(const std::string& cell) {
@@ -171,22 +101,27 @@ std::string jsonl_row(const Row& row) {
     }
     object[columns[index].name] = row[index];
   }
-  return object.dump() + "\n";
+  return json_text(object) + "\n";
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {
   const std::string temporary = path + ".tmp";
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) system_error(temporary, "cannot write");
-  try {
-    write_all(fd, content, temporary);
-  } catch (...) {
-    ::close(fd);
-    throw;
+  if (fd < 0) file_io::fail(temporary, "cannot write", errno);
+  int error = file_io::write_all(fd, content);
+  // A write that fails on a network file system may only say so at fsync or close.
+  if (error == 0 && ::fsync(fd) != 0) error = errno;
+  if (::close(fd) != 0 && error == 0) error = errno;
+  if (error != 0) {
+    ::unlink(temporary.c_str());  // a half-written temporary file would only hold space
+    file_io::fail(temporary, "cannot write", error);
   }
-  ::fsync(fd);
-  ::close(fd);
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) system_error(path, "cannot rename the temporary file into place");
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    error = errno;
+    ::unlink(temporary.c_str());
+    file_io::fail(path, "cannot rename the temporary file into place", error);
+  }
+  file_io::sync_directory_of(path);
 }
 
 size_t Table::column(const std::string& name) const {
@@ -197,62 +132,118 @@ size_t Table::column(const std::string& name) const {
   throw UserError(source + ": no column '" + name + "' (the columns are: " + list + ")");
 }
 
+namespace {
+
+// A cell tessera sweep writes as a number: what format_number writes (shortest round trip,
+// inf, nan), what std::to_string writes, or for an input column the spec's text, which the spec
+// reader accepted as a number or a count (gpus: 1K).
+bool numeric_cell(const std::string& column, const std::string& cell) {
+  if (cell.empty()) return true;
+  try {
+    size_t used = 0;
+    (void)std::stod(cell, &used);
+    if (used == cell.size()) return true;
+  } catch (const std::exception&) {
+  }
+  if (column != "gpus") return false;
+  try {
+    return parse_count(cell) > 0;
+  } catch (const UserError&) {
+    return false;
+  }
+}
+
+// Columns of the file that tessera sweep writes as numbers, by position.
+std::vector<bool> numeric_columns(const std::vector<std::string>& header) {
+  std::vector<bool> numeric(header.size(), false);
+  for (size_t index = 0; index < header.size(); ++index)
+    for (const Column& column : result_columns())
+      if (column.numeric && column.name == header[index]) numeric[index] = true;
+  return numeric;
+}
+
+// Cells take a std::string each, and a cell can be as short as its comma.
+constexpr double kTableBytesPerCsvByte = 1 + sizeof(std::string);
+
+}  // namespace
+
 Table parse_csv(const std::string& text, const std::string& source) {
   Table table;
   table.source = source;
+  std::vector<bool> numeric;
   std::vector<std::string> record;
   std::string cell;
-  bool quoted = false, any = false;
-  int line = 1;
+  bool quoted_cell = false, after_quote = false, any = false;
+  size_t line = 1, record_line = 1;
+  auto where = [&](size_t at) { return source + ":" + std::to_string(at) + ": "; };
   auto end_record = [&] {
     record.push_back(cell);
     cell.clear();
     if (table.columns.empty()) {
+      std::set<std::string> names;
+      for (size_t index = 0; index < record.size(); ++index) {
+        if (record[index].empty())
+          throw UserError(where(record_line) + "column " + std::to_string(index + 1) + " of the header has no name");
+        if (!names.insert(record[index]).second)
+          throw UserError(where(record_line) + "column " + tessera::quoted(record[index]) + " appears twice in the header");
+      }
       table.columns = record;
+      numeric = numeric_columns(table.columns);
     } else if (!(record.size() == 1 && record[0].empty())) {
       if (record.size() != table.columns.size())
-        throw UserError(source + ":" + std::to_string(line) + ": " + std::to_string(record.size()) +
-                        " fields, expected " + std::to_string(table.columns.size()) + " as in the header");
+        throw UserError(where(record_line) + std::to_string(record.size()) + " fields, expected " +
+                        std::to_string(table.columns.size()) + " as in the header");
+      for (size_t index = 0; index < record.size(); ++index)
+        if (numeric[index] && !numeric_cell(table.columns[index], record[index]))
+          throw UserError(where(record_line) + table.columns[index] + ": " + tessera::quoted(record[index]) +
+                          " is not a number (tessera sweep writes a number or nothing in this column)");
       table.rows.push_back(record);
+      table.lines.push_back(record_line);
     }
     record.clear();
   };
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     any = true;
-    if (quoted) {
+    if (c == '\n') ++line;
+    if (quoted_cell) {
       if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
         cell += '"';
         ++i;
       } else if (c == '"') {
-        quoted = false;
+        quoted_cell = false;
+        after_quote = true;
       } else {
         cell += c;
       }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
+      continue;
+    }
+    if (c == ',') {
       record.push_back(cell);
       cell.clear();
+      after_quote = false;
     } else if (c == '\n') {
       end_record();
-      ++line;
-      any = false;
-    } else if (c != '\r') {
+      record_line = line;
+      any = after_quote = false;
+    } else if (c == '\r') {
+      // CRLF line ends
+    } else if (after_quote) {
+      throw UserError(where(line) + "text after a closing quote (a quote inside a quoted field is written \"\")");
+    } else if (c == '"' && cell.empty()) {
+      quoted_cell = true;
+    } else {
       cell += c;
     }
   }
+  if (quoted_cell) throw UserError(where(record_line) + "a quoted field is not closed before the end of the file");
   if (any) end_record();
   if (table.columns.empty()) throw UserError(source + ": empty file (expected a CSV header line)");
   return table;
 }
 
 Table read_csv(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError(path + ": cannot read the results table");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_csv(text.str(), path);
+  return parse_csv(file_io::read_text(path, "results table", kTableBytesPerCsvByte), path);
 }
 
 }  // namespace tessera::sweep

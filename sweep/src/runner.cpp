@@ -1,18 +1,23 @@
 #include "tessera/sweep/runner.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <mutex>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "file_io.hpp"
+#include "stop_signals.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/json_io.hpp"
 #include "tessera/core/parallel.hpp"
 
 namespace tessera::sweep {
@@ -84,13 +89,7 @@ std::string shared(Communicator& communicator, Make make) {
   return payload.substr(1);
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError(path + ": cannot read the sweep spec");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string read_text(const std::string& path) { return file_io::read_text(path, "sweep spec", file_io::kSpecBytesPerByte); }
 
 std::string encode(const std::vector<size_t>& indices) {
   std::string text;
@@ -128,18 +127,36 @@ json metadata(const Spec& spec, const std::string& spec_path, const RunOptions& 
               {"last_run", {{"ranks", ranks}, {"jobs_per_rank", jobs}, {"points_evaluated", evaluated}, {"wall_s", wall_s}}}};
 }
 
-// Evaluates `indices` on `jobs` threads; `done` runs once per point, under a lock, in
-// completion order.
-template <typename Done>
-void evaluate_parallel(Evaluator& evaluator, const PointSet& points, const std::vector<size_t>& indices, int jobs,
-                       Done done) {
-  std::mutex mutex;
-  parallel_for(indices.size(), jobs, [&](size_t position) {
-    const size_t index = indices[position];
-    Row row = evaluator.evaluate(index, points.values(index));
-    std::lock_guard<std::mutex> lock(mutex);
-    done(index, std::move(row));
-  });
+// The state file a previous run left (DIR/sweep.json), checked before resuming: it must be
+// tessera's, for these inputs (the hash covers the spec, its topology files and the tool
+// version) and this number of points. The fields a resume relies on are read and typed.
+void check_previous_state(const std::string& path, const std::string& out_dir, const std::string& hash,
+                          size_t points) {
+  const json state = read_json_file(path, "sweep's state file");
+  const JsonReader reader(path);
+  reader.object(state, "");
+  const std::string tool = reader.text(reader.field(state, "", "tool"), "tool");
+  if (tool != "tessera") reader.fail("tool", "expected \"tessera\", got " + tessera::quoted(tool));
+  const std::string previous = reader.text(reader.field(state, "", "inputs_hash"), "inputs_hash");
+  if (previous != hash)
+    throw UserError(out_dir + " holds the results of other inputs (" + path + ": inputs hash " + tessera::quoted(previous) +
+                    ", this run " + hash + "): the spec, a topology file or the tool version changed; use another "
+                    "--out directory or delete this one");
+  const int64_t recorded = reader.integer(reader.field(state, "", "points"), "points", 0, INT64_MAX);
+  if (static_cast<uint64_t>(recorded) != points)
+    reader.fail("points", std::to_string(recorded) + ", but this spec has " + std::to_string(points) +
+                              " points (a state file of another sweep)");
+  reader.integer(reader.field(state, "", "completed"), "completed", 0, recorded);
+  reader.boolean(reader.field(state, "", "complete"), "complete");
+  reader.text(reader.field(state, "", "version"), "version");
+  reader.text(reader.field(state, "", "journal"), "journal");
+}
+
+// Appends to an error the way back: the rows are safe in the journal, and the same command
+// resumes.
+std::string with_resume_hint(const std::string& error, size_t rows_kept, const std::string& journal) {
+  return error + "; the " + std::to_string(rows_kept) + " rows in " + journal +
+         " are kept: make room (or fix the directory) and run the same command again to resume";
 }
 
 }  // namespace
@@ -163,20 +180,18 @@ RunSummary run_sweep(const std::string& spec_path, const RunOptions& options, Co
   summary.inputs_hash = inputs_hash(spec, options.tool_version);
 
   const std::filesystem::path dir(options.out_dir);
-  const Journal journal((dir / "journal.jsonl").string(), summary.inputs_hash);
+  summary.journal = (dir / "journal.jsonl").string();
+  const Journal journal(summary.journal, summary.inputs_hash);
+  std::optional<JournalWriter> writer;  // rank 0's
   std::vector<size_t> todo = decode(shared(communicator, [&] {
     std::error_code error;
     std::filesystem::create_directories(dir, error);
-    if (error) throw UserError(options.out_dir + ": cannot create the directory (" + error.message() + ")");
+    if (error || !std::filesystem::is_directory(dir, error))
+      throw UserError("--out " + tessera::quoted(options.out_dir) + ": cannot create the directory (" +
+                      (error ? error.message() : std::string("a file of that name is in the way")) + ")");
     const auto meta_path = dir / "sweep.json";
-    if (std::filesystem::exists(meta_path)) {
-      json previous = json::parse(read_text(meta_path.string()), nullptr, false);
-      if (!previous.is_discarded() && previous.contains("inputs_hash") && previous["inputs_hash"] != summary.inputs_hash)
-        throw UserError(options.out_dir + " holds the results of other inputs (inputs hash " +
-                        previous["inputs_hash"].get<std::string>() + ", this run " + summary.inputs_hash +
-                        "): the spec, a topology file or the tool version changed; use another --out directory or "
-                        "delete this one");
-    }
+    if (std::filesystem::exists(meta_path, error))
+      check_previous_state(meta_path.string(), options.out_dir, summary.inputs_hash, points.size());
     std::vector<bool> done(points.size(), false);
     for (const Entry& entry : journal.read_and_repair(points.size())) done[entry.index] = true;
     std::vector<size_t> remaining;
@@ -185,22 +200,52 @@ RunSummary run_sweep(const std::string& spec_path, const RunOptions& options, Co
     summary.already_done = points.size() - remaining.size();
     write_file_atomically((dir / "spec.yaml").string(), text);
     write_file_atomically((dir / "sweep.json").string(),
-                          metadata(spec, spec_path, options, summary.inputs_hash, points.size(), summary.already_done,
-                                   ranks, jobs, 0, 0).dump(2) + "\n");
+                          json_text(metadata(spec, spec_path, options, summary.inputs_hash, points.size(),
+                                             summary.already_done, ranks, jobs, 0, 0),
+                                    2) +
+                              "\n");
+    writer.emplace(summary.journal, options.journal_sync);
     return encode(remaining);
   }));
   if (options.limit > 0 && todo.size() > options.limit) todo.resize(options.limit);
 
   Progress progress(root ? options.progress : nullptr, todo.size());
   Evaluator evaluator;  // one per rank: its topology cache lives across rounds
+  size_t evaluated = 0;
+  std::string failure;  // the first journal write that failed: the run stops there
   if (ranks == 1) {
-    evaluate_parallel(evaluator, points, todo, jobs, [&](size_t index, Row row) {
-      journal.append(journal_line(index, summary.inputs_hash, row));
-      progress.advance(1);
+    const StopSignals signals(options.stop_on_signals);
+    std::mutex mutex;
+    std::atomic<bool> stop{false};
+    // Nothing leaves a worker: a failure is recorded, and no point starts after it.
+    parallel_for(todo.size(), jobs, [&](size_t position) {
+      if (stop.load() || signals.received() != 0) return;
+      std::string line;
+      try {
+        const size_t index = todo[position];
+        line = journal_line(index, summary.inputs_hash, evaluator.evaluate_safely(index, points.values(index)));
+      } catch (const std::exception& error) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (failure.empty()) failure = std::string("cannot journal a point: ") + error.what();
+        stop = true;
+        return;
+      }
+      std::lock_guard<std::mutex> lock(mutex);
+      if (stop.load()) return;  // after a failed write nothing more is written
+      try {
+        writer->append(line, 1);
+        ++evaluated;
+        progress.advance(1);
+      } catch (const std::exception& error) {
+        failure = error.what();
+        stop = true;
+      }
     });
+    summary.stopped_by_signal = signals.received();
   } else {
     // Rounds: each rank takes every size-th point of the round; rank 0 appends the round's
-    // rows in index order. A killed run loses at most the round in flight.
+    // rows in index order and tells every rank whether to go on. A killed run loses at most
+    // the round in flight.
     const size_t round = static_cast<size_t>(ranks) * static_cast<size_t>(jobs) * 8;
     for (size_t begin = 0; begin < todo.size(); begin += round) {
       const size_t end = std::min(todo.size(), begin + round);
@@ -208,64 +253,98 @@ RunSummary run_sweep(const std::string& spec_path, const RunOptions& options, Co
       for (size_t position = begin; position < end; ++position)
         if (static_cast<int>((position - begin) % static_cast<size_t>(ranks)) == communicator.rank())
           mine.push_back(todo[position]);
-      std::vector<std::pair<size_t, std::string>> lines;
-      evaluate_parallel(evaluator, points, mine, jobs, [&](size_t index, Row row) {
-        lines.emplace_back(index, journal_line(index, summary.inputs_hash, row));
+      std::vector<std::string> lines(mine.size());
+      parallel_for(mine.size(), jobs, [&](size_t position) {
+        const size_t index = mine[position];
+        try {
+          lines[position] =
+              journal_line(index, summary.inputs_hash, evaluator.evaluate_safely(index, points.values(index)));
+        } catch (const std::exception&) {
+          lines[position].clear();  // not journaled: the next run evaluates it again
+        }
       });
       std::string packed;
-      for (const auto& [index, line] : lines) packed += line;
+      for (const std::string& line : lines) packed += line;
       std::vector<std::string> gathered = communicator.gather(packed);
-      if (!root) continue;
-      std::vector<std::pair<size_t, std::string>> all;
-      for (const std::string& part : gathered) {
-        size_t start = 0;
-        while (start < part.size()) {
-          const size_t stop = part.find('\n', start);
-          std::string line = part.substr(start, stop - start + 1);
-          all.emplace_back(json::parse(line)["index"].get<size_t>(), std::move(line));
-          start = stop + 1;
+      std::string status = "O";
+      if (root) {
+        try {
+          std::vector<std::pair<size_t, std::string>> all;
+          for (const std::string& part : gathered) {
+            size_t start = 0;
+            while (start < part.size()) {
+              const size_t stop = part.find('\n', start);
+              std::string line = part.substr(start, stop - start + 1);
+              all.emplace_back(json::parse(line).at("index").get<size_t>(), std::move(line));
+              start = stop + 1;
+            }
+          }
+          std::sort(all.begin(), all.end());
+          std::string block;
+          for (const auto& [index, line] : all) block += line;
+          writer->append(block, all.size());
+          evaluated += all.size();
+          progress.advance(all.size());
+        } catch (const std::exception& error) {
+          status = std::string("E") + error.what();
         }
       }
-      std::sort(all.begin(), all.end());
-      std::string block;
-      for (const auto& [index, line] : all) block += line;
-      journal.append(block);
-      progress.advance(all.size());
+      status = communicator.broadcast(status);
+      if (status.empty() || status[0] != 'O') {
+        failure = status.empty() ? std::string("rank 0 sent nothing") : status.substr(1);
+        break;
+      }
     }
   }
   progress.finish();
-  summary.evaluated = todo.size();
+  summary.evaluated = evaluated;
 
   // Rank 0 writes the tables from the journal, in index order.
   if (root) {
-    std::vector<Entry> entries = journal.read_and_repair(points.size());
-    std::sort(entries.begin(), entries.end(), [](const Entry& x, const Entry& y) { return x.index < y.index; });
-    std::string csv = csv_header(), jsonl;
-    const size_t status = status_column();
-    for (const Entry& entry : entries) {
-      const std::string& state = entry.row[status];
-      const bool not_applicable = state.rfind("skipped", 0) == 0;
-      summary.ok += state == "ok";
-      summary.skipped += not_applicable;
-      summary.errors += state.rfind("error", 0) == 0;
-      if (not_applicable && spec.drop_not_applicable) continue;
-      if (spec.write_csv) csv += csv_row(entry.row);
-      if (spec.write_jsonl) jsonl += jsonl_row(entry.row);
+    const size_t rows_kept = summary.already_done + evaluated;
+    try {
+      if (failure.empty()) writer->sync();
+    } catch (const UserError& error) {
+      failure = error.what();
     }
-    summary.complete = entries.size() == points.size();
-    if (spec.write_csv) {
-      write_file_atomically((dir / "results.csv").string(), csv);
-      summary.written.push_back((dir / "results.csv").string());
+    writer.reset();  // synced and closed
+    if (!failure.empty()) throw UserError(with_resume_hint(failure, rows_kept, summary.journal));
+    try {
+      std::vector<Entry> entries = journal.read_and_repair(points.size());
+      std::sort(entries.begin(), entries.end(), [](const Entry& x, const Entry& y) { return x.index < y.index; });
+      std::string csv = csv_header(), jsonl;
+      const size_t status = status_column();
+      for (const Entry& entry : entries) {
+        const std::string& state = entry.row[status];
+        const bool not_applicable = state.rfind("skipped", 0) == 0;
+        summary.ok += state == "ok";
+        summary.skipped += not_applicable;
+        summary.errors += state.rfind("error", 0) == 0;
+        if (not_applicable && spec.drop_not_applicable) continue;
+        if (spec.write_csv) csv += csv_row(entry.row);
+        if (spec.write_jsonl) jsonl += jsonl_row(entry.row);
+      }
+      summary.complete = entries.size() == points.size();
+      if (spec.write_csv) {
+        write_file_atomically((dir / "results.csv").string(), csv);
+        summary.written.push_back((dir / "results.csv").string());
+      }
+      if (spec.write_jsonl) {
+        write_file_atomically((dir / "results.jsonl").string(), jsonl);
+        summary.written.push_back((dir / "results.jsonl").string());
+      }
+      summary.wall_s = seconds_since(started);
+      write_file_atomically((dir / "sweep.json").string(),
+                            json_text(metadata(spec, spec_path, options, summary.inputs_hash, points.size(),
+                                               entries.size(), ranks, jobs, summary.evaluated, summary.wall_s),
+                                      2) +
+                                "\n");
+      summary.written.push_back((dir / "sweep.json").string());
+    } catch (const UserError& error) {
+      throw UserError(with_resume_hint(error.what(), rows_kept, summary.journal));
     }
-    if (spec.write_jsonl) {
-      write_file_atomically((dir / "results.jsonl").string(), jsonl);
-      summary.written.push_back((dir / "results.jsonl").string());
-    }
-    summary.wall_s = seconds_since(started);
-    write_file_atomically((dir / "sweep.json").string(),
-                          metadata(spec, spec_path, options, summary.inputs_hash, points.size(), entries.size(), ranks,
-                                   jobs, summary.evaluated, summary.wall_s).dump(2) + "\n");
-    summary.written.push_back((dir / "sweep.json").string());
+  } else if (!failure.empty()) {
+    throw UserError(failure);
   }
   summary.wall_s = seconds_since(started);
   return summary;

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "file_io.hpp"
 #include "tessera/core/deprecation.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/hardware_presets.hpp"
@@ -110,6 +111,7 @@ std::string unit_key_of(Field field) {
 // ("400Gb/s" -> "50", "3.35TB/s" -> "3350").
 std::string gbps_text(const std::string& value) {
   const double bytes_per_s = parse_bandwidth_bytes_per_s(value, "--bandwidth");  // without_flag drops the flag
+  if (!std::isfinite(bytes_per_s)) throw UserError(tessera::quoted(value) + " is not a finite bandwidth");
   const double gbps = bytes_per_s / kBytesPerSecondPerGBps;
   for (const double candidate : {gbps, std::nextafter(gbps, 0.0), std::nextafter(gbps, HUGE_VAL)}) {
     char text[32];
@@ -147,7 +149,9 @@ double number(const std::string& value) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used == 0 || used != value.size()) throw UserError("'" + value + "' is not a number");
+  if (used == 0 || used != value.size()) throw UserError(tessera::quoted(value) + " is not a number");
+  // inf and nan parse, and would reach the cost model and the simulator as a time or a rate.
+  if (!std::isfinite(parsed)) throw UserError(tessera::quoted(value) + " is not a finite number");
   return parsed;
 }
 
@@ -464,11 +468,7 @@ Spec parse_spec(const std::string& text, const std::string& source) {
 }
 
 Spec load_spec(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError(path + ": cannot read the sweep spec");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_spec(text.str(), path);
+  return parse_spec(file_io::read_text(path, "sweep spec", file_io::kSpecBytesPerByte), path);
 }
 
 }  // namespace tessera::sweep

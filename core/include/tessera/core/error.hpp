@@ -22,6 +22,7 @@ std::string printable_message(std::string_view text);
 std::string quoted(std::string_view text);
 // Exact matches, so that a call with a std::string picks these over std::quoted (found by ADL).
 inline std::string quoted(const std::string& text) { return quoted(std::string_view(text)); }
+inline std::string quoted(std::string& text) { return quoted(std::string_view(text)); }
 inline std::string quoted(const char* text) { return quoted(std::string_view(text)); }
 // Whether `text` is well-formed UTF-8 (what JSON output needs).
 bool is_valid_utf8(std::string_view text);

@@ -32,6 +32,9 @@ using Row = std::vector<std::string>;
 class Evaluator {
  public:
   Row evaluate(size_t index, const PointValues& values);
+  // evaluate(), and should anything escape it (an allocation that fails), the point's row with
+  // status "error: ...": a point never stops the sweep, and no exception leaves a worker.
+  Row evaluate_safely(size_t index, const PointValues& values) noexcept;
 
  private:
   std::shared_ptr<const topo::Topology> topology(const std::string& name, int32_t gpus);

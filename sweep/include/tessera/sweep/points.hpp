@@ -36,12 +36,29 @@ class PointSet {
 // The schedules that take a tile shape (tile: all expands for them only).
 bool takes_tile(const std::string& algorithm);
 
+// UserError (with the estimate and the limit, core/resource_limits.hpp) when the sweep would
+// not fit in memory: checked on the product of the axes before enumerating, and while
+// `algo: all` and `tile: all` expand.
 PointSet enumerate_points(const Spec& spec);
 
 // The problem fields of a point, as text (scenario/scenario.hpp parses them).
 scenario::ProblemText problem_text(const PointValues& values);
 
-// The product of the axis sizes (before expansions and skip rules).
+// The product of the axis sizes (before expansions and skip rules). UserError naming the spec
+// when it does not fit in 64 bits: a count never wraps.
 uint64_t product_size(const Spec& spec);
+
+// Whether some point has algo: all or tile: all (its count is known only by expanding it).
+bool expands(const Spec& spec);
+
+// The number of points. When the spec expands nothing and has at most 16 skip rules it is
+// computed, not enumerated (the product of the axes less the skipped points, by
+// inclusion-exclusion), so a spec of 1e16 points is counted at once; otherwise the points are
+// enumerated, within the memory limit like enumerate_points.
+uint64_t count_points(const Spec& spec);
+
+// What a running sweep holds per point, at its largest (when it writes the tables): the point,
+// its row read back from the journal and its lines of results.csv and results.jsonl.
+inline constexpr double kSweepBytesPerPoint = 8192;
 
 }  // namespace tessera::sweep

@@ -4,12 +4,19 @@
 // processes (MPI), a Communicator splits the points over ranks in rounds and gathers each
 // round's rows on rank 0, which alone touches the output directory. This library has no MPI:
 // the MPI communicator lives in tessera_sweep_mpi.
+//
+// Faults: no exception leaves a worker thread. A point that fails is a row with status
+// "error: ..."; a journal that cannot be written (a full disk, a file size limit, a directory
+// made unwritable) stops the run: no new point is started, the rows already journaled stay
+// intact, and run_sweep throws a UserError naming the file and saying to run the same command
+// again, which resumes without losing or repeating a row.
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
 
+#include "tessera/sweep/journal_writer.hpp"
 #include "tessera/sweep/points.hpp"
 #include "tessera/sweep/results.hpp"
 
@@ -46,6 +53,10 @@ struct RunOptions {
   // Extra checks of the spec, run on rank 0 before any point (e.g. the figure requests); a
   // UserError it throws stops every rank.
   std::function<void(const Spec&)> check_spec;
+  // SIGINT/SIGTERM stop the run cleanly (stop_signals.hpp) instead of ending the process; one
+  // process only (under MPI the launcher's signals end the ranks, and the journal survives).
+  bool stop_on_signals = false;
+  JournalSyncPolicy journal_sync;  // how often the journal is synced to disk
 };
 
 struct RunSummary {
@@ -57,6 +68,8 @@ struct RunSummary {
   double wall_s = 0;
   std::string inputs_hash;
   std::vector<std::string> written;  // files written (rank 0)
+  std::string journal;               // DIR/journal.jsonl
+  int stopped_by_signal = 0;         // SIGINT or SIGTERM stopped it early (stop_on_signals)
 };
 
 // Reads the spec on rank 0 (and shares its text), runs, writes on rank 0. Every rank returns

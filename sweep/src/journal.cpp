@@ -1,0 +1,121 @@
+// The journal read back on resume, checked line by line (results.hpp says what is repaired and
+// what is refused).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "file_io.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/core/json_io.hpp"
+#include "tessera/sweep/results.hpp"
+
+namespace tessera::sweep {
+
+using nlohmann::json;
+
+namespace {
+
+// Parsed entries hold each row's cells as strings: a few times the line's text.
+constexpr double kEntryBytesPerJournalByte = 4;
+
+// Where the undamaged part of the journal ends: at the first line that has no newline (a write
+// torn by a kill or a full disk) or holds a NUL byte (blocks a machine crash left unwritten;
+// JSON text never holds a raw NUL). What follows is cut off and evaluated again, which loses
+// no result, only the time to recompute it.
+size_t undamaged_length(const std::string& text) {
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t stop = text.find('\n', start);
+    if (stop == std::string::npos) return start;
+    if (text.find('\0', start) < stop) return start;
+    start = stop + 1;
+  }
+  return start;
+}
+
+const char* kRemedy = "remove that line to evaluate its point again, or delete the directory to start over";
+
+}  // namespace
+
+std::string journal_line(size_t index, const std::string& hash, const Row& row) {
+  return json_text(json{{"index", index}, {"inputs_hash", hash}, {"row", row}}) + "\n";
+}
+
+std::vector<Entry> Journal::read_and_repair(size_t point_count) const {
+  std::vector<Entry> entries;
+  struct stat info {};
+  if (::stat(path_.c_str(), &info) != 0) {
+    if (errno == ENOENT) return entries;
+    file_io::fail(path_, "cannot read the sweep's journal", errno);
+  }
+  const std::string text = file_io::read_text(path_, "sweep's journal", kEntryBytesPerJournalByte);
+  const size_t complete = undamaged_length(text);
+  if (complete < text.size() && ::truncate(path_.c_str(), static_cast<off_t>(complete)) != 0)
+    file_io::fail(path_, "cannot cut off the torn last line", errno);
+
+  std::unordered_map<size_t, size_t> line_of_index;
+  const size_t columns = result_columns().size();
+  size_t start = 0, line = 0;
+  while (start < complete) {
+    const size_t stop = text.find('\n', start);
+    ++line;
+    const std::string where = path_ + ":" + std::to_string(line);
+    const JsonReader reader(where);
+    const json parsed = json::parse(text.begin() + static_cast<std::ptrdiff_t>(start),
+                                    text.begin() + static_cast<std::ptrdiff_t>(stop), nullptr, false);
+    start = stop + 1;
+    if (parsed.is_discarded())
+      reader.fail("", std::string("not a journal line: not valid JSON (expected {\"index\": N, \"inputs_hash\": "
+                                  "\"...\", \"row\": [...]}); ") + kRemedy);
+    reader.object(parsed, "");
+    for (const auto& [key, value] : parsed.items())
+      if (key != "index" && key != "inputs_hash" && key != "row")
+        reader.fail(tessera::quoted(key), "unexpected field (a journal line has index, inputs_hash and row); " +
+                                     std::string(kRemedy));
+    const std::string hash = reader.text(reader.field(parsed, "", "inputs_hash"), "inputs_hash");
+    if (hash != hash_)
+      throw UserError(where + ": written for other inputs (inputs hash " + tessera::quoted(hash) + ", this run " + hash_ +
+                      "): the spec, a topology file or the tool version changed; use another --out directory or "
+                      "delete this one");
+    const auto index = static_cast<size_t>(reader.integer(reader.field(parsed, "", "index"), "index", 0, INT64_MAX));
+    if (index >= point_count)
+      reader.fail("index", "point " + std::to_string(index) + " does not belong to this sweep of " +
+                               std::to_string(point_count) + " points");
+    const json& cells = reader.array(reader.field(parsed, "", "row"), "row");
+    if (cells.size() != columns)
+      reader.fail("row", "expected " + std::to_string(columns) + " cells (one per result column), got " +
+                             std::to_string(cells.size()));
+    Row row;
+    row.reserve(columns);
+    for (size_t cell = 0; cell < cells.size(); ++cell)
+      row.push_back(reader.text(cells[cell], JsonReader::path_of("row", cell)));
+    const auto [previous, inserted] = line_of_index.try_emplace(index, line);
+    if (!inserted)
+      reader.fail("index", "point " + std::to_string(index) + " is already on line " +
+                               std::to_string(previous->second) + " (a journal holds each point once); " + kRemedy);
+    entries.push_back({index, std::move(row)});
+  }
+  return entries;
+}
+
+void Journal::append(const std::string& lines) const {
+  if (lines.empty()) return;
+  const int fd = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) file_io::fail(path_, "cannot open the journal for writing", errno);
+  struct stat info {};
+  const bool sized = ::fstat(fd, &info) == 0;
+  const int error = file_io::write_all(fd, lines);
+  if (error != 0) {
+    if (sized) (void)::ftruncate(fd, info.st_size);  // the rows before stay whole
+    ::close(fd);
+    file_io::fail(path_, "cannot write", error);
+  }
+  ::close(fd);
+}
+
+}  // namespace tessera::sweep
