@@ -83,19 +83,17 @@ void draw_figures(const sweep::Spec& spec, const std::vector<plot::PlotRequest>&
   }
 }
 
-// SIGINT/SIGTERM stopped the run cleanly: say how to resume, then end by the same signal, so
-// that the caller sees what stopped it (a shell reports 130 or 143 and a shell loop stops on
-// Ctrl-C, which a plain exit code would not make it do) and can tell it from bad input (2).
-[[noreturn]] void end_by_signal(const sweep::RunSummary& summary) {
+// SIGINT/SIGTERM stopped the run cleanly: say how to resume and exit 2, the code of every run
+// that stopped before its end for a reason outside it (a full disk, an unwritable directory),
+// as the sweep contract promises (README: Sweeps).
+int stopped_by_signal(const sweep::RunSummary& summary) {
   const int signal_number = summary.stopped_by_signal;
   const char* name = signal_number == SIGINT ? "SIGINT" : signal_number == SIGTERM ? "SIGTERM" : "a signal";
   std::cout.flush();
   std::cerr << "tessera: stopped by " << name << ": " << summary.already_done + summary.evaluated << " of "
             << summary.points << " points are done and kept in " << summary.journal
             << "; run the same command again to resume" << std::endl;
-  std::signal(signal_number, SIG_DFL);
-  std::raise(signal_number);
-  std::_Exit(128 + signal_number);  // the signal is blocked: the shell's code for it all the same
+  return 2;
 }
 
 }  // namespace
@@ -137,7 +135,7 @@ int run_sweep_command(const SweepFlags& flags) {
               << std::fixed << std::setprecision(2) << summary.wall_s << " s; " << summary.ok << " ok, "
               << summary.skipped << " not applicable, " << summary.errors << " errors\n";
     for (const std::string& path : summary.written) std::cout << "wrote " << path << "\n";
-    if (summary.stopped_by_signal != 0 && !summary.complete) end_by_signal(summary);
+    if (summary.stopped_by_signal != 0 && !summary.complete) return stopped_by_signal(summary);
     if (!summary.complete) {
       std::cout << "stopped before the end (--limit); run the same command again to resume\n";
       return 0;
