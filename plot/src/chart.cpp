@@ -29,7 +29,8 @@ bool ends_with(const std::string& text, const std::string& suffix) {
 // Category labels: token counts read as 512K, 1M.
 std::string category_label(const std::string& column, const std::string& value) {
   double number = 0;
-  if (ends_with(column, "_tokens") && parse_number(value, number) && number >= 1024)
+  // Only counts an int64 holds are shortened (a hand-edited cell of 1e308 or inf stays as written).
+  if (ends_with(column, "_tokens") && parse_number(value, number) && number >= 1024 && number < 9.2e18)
     return format_count(static_cast<int64_t>(number));
   return value;
 }

@@ -90,6 +90,7 @@ std::vector<double> nice_ticks(double low, double high, int target = 6) {
 std::array<double, 3> ramp(double t) {  // viridis-like, t in [0, 1]
   static const std::array<std::array<double, 3>, 5> stops = {
       {{68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {253, 231, 37}}};
+  if (!(t >= 0)) t = 0;  // NaN (a cell with no value, or a range of one value) takes the first colour
   t = std::clamp(t, 0.0, 1.0) * 4;
   const auto index = std::min<size_t>(3, static_cast<size_t>(t));
   const double f = t - static_cast<double>(index);

@@ -90,7 +90,8 @@ std::string jsonl_row(const Row& row) {
         size_t used = 0;
         const double value = std::stod(row[index], &used);
         if (used == row[index].size()) {
-          if (value == static_cast<double>(static_cast<int64_t>(value)) && std::abs(value) < 9e15)
+          // The range test first: casting a double past int64's range is undefined.
+          if (std::abs(value) < 9e15 && value == static_cast<double>(static_cast<int64_t>(value)))
             object[columns[index].name] = static_cast<int64_t>(value);
           else
             object[columns[index].name] = value;
