@@ -11,6 +11,7 @@
 #include "problem_flags.hpp"
 #include "table.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/json_io.hpp"
 #include "tessera/costmodel/report_json.hpp"
 #include "tessera/schedules/checker.hpp"
 #include "tessera/schedules/schedule_json.hpp"
@@ -127,7 +128,7 @@ int run_schedules(const CommonFlags& common) {
   if (common.json) {
     json list = json::array();
     for (const auto& info : schedules::list_generators()) list.push_back({{"name", info.name}, {"summary", info.summary}});
-    std::cout << json{{"schedules", list}}.dump(2) << "\n";
+    std::cout << json_text(json{{"schedules", list}}, 2) << "\n";
     return 0;
   }
   Table table({"schedule", "description"});
@@ -145,7 +146,7 @@ int run_cost(const ProblemFlags& problem_flags, const ScheduleFlags& schedule_fl
   if (common.json) {
     json out = figures_to_json(evaluation.schedule(), evaluation.figures, common.per_gpu);
     out["hardware"] = costmodel::hardware_to_json(scenario.hardware);
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out, 2) << "\n";
   } else {
     print_cost(evaluation, std::cout);
   }
@@ -195,7 +196,7 @@ int run_plan(const ProblemFlags& problem_flags, const HardwareFlags& hardware_fl
     for (const auto& entry : plan.entries)
       if (!entry.figures) not_applicable.push_back({{"schedule", entry.label}, {"reason", entry.refusal}});
     out["not_applicable"] = not_applicable;
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out, 2) << "\n";
     return 0;
   }
   std::cout << "Plan for " << describe_problem(problem, gpus) << "\n";
@@ -267,7 +268,7 @@ int run_schedule(const ProblemFlags& problem_flags, const ScheduleFlags& schedul
   }
   const Schedule& schedule = checked->schedule();
   if (common.output.empty() || common.output == "-") {
-    std::cout << schedules::schedule_to_json(schedule).dump() << "\n";
+    std::cout << json_text(schedules::schedule_to_json(schedule)) << "\n";
   } else {
     schedules::write_schedule_file(schedule, common.output);
     std::cerr << "wrote " << schedule.name() << " (" << schedule.ops.size() << " ops) to " << common.output << "\n";
@@ -291,7 +292,7 @@ int run_check(const HardwareFlags& hardware_flags, const CommonFlags& common) {
       scenario::Scenario scenario{schedule.algorithm, schedule.problem, {}, make_hardware(hardware_flags), {}, std::nullopt};
       out["cost"] = costmodel::cost_report_to_json(schedule, scenario::evaluate(*checked, scenario).figures.cost, false);
     }
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out, 2) << "\n";
   } else if (checked) {
     std::cout << common.file << ": valid " << schedule.name() << " schedule (" << schedule.ops.size() << " ops, "
               << schedule.gpus << " GPUs)\n";

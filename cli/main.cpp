@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "flag_rules.hpp"
 #include "run_command.hpp"
 #include "plot_command.hpp"
 #include "simulate_command.hpp"
@@ -17,6 +18,9 @@ int main(int argc, char** argv) {
                "Run `tessera plan` to rank every schedule for a built-in Llama-3-8B-like layer\n"
                "(32 heads, 8 KV heads, d=128, bf16, causal) at 1M tokens on 256 GPUs."};
   app.set_version_flag("--version", std::string("tessera ") + TESSERA_VERSION);
+  app.footer("Counts and sizes: 4096, or K, M, G, T for powers of 1024 (128K tokens = 131072; --size 1G = 2^30\n"
+             "bytes); sizes in bytes also take kB, MB, GB, TB (powers of 1000) and KiB, MiB, GiB, TiB.\n"
+             "Bandwidths carry their unit, SI: 400Gb/s (bits) or 50GB/s (bytes). Printed bytes are SI.");
   app.require_subcommand(0, 1);
 
   ProblemFlags problem;
@@ -44,7 +48,7 @@ int main(int argc, char** argv) {
   add_hardware_flags(*plan, hardware);
   add_network_flags(*plan, network);
   plan->add_flag("--json", common.json, "print one JSON object");
-  plan->add_option("--top", common.top, "show only the best N schedules");
+  plan->add_option("--top", common.top, "show only the best N schedules (0: all)");
   plan->add_option("--model", common.model, "rank by the flow-level simulation (flow) or the alpha-beta model (analytic)")
       ->capture_default_str();
   plan->add_option("--gpu", common.gpu, "GPU profile for --model flow: h100, h200, a100")->capture_default_str();
@@ -75,8 +79,11 @@ int main(int argc, char** argv) {
                          "simulate a standalone all-reduce, all-gather, reduce-scatter, all-to-all or send-recv");
   simulation->add_option("--algorithm", simulate.algorithm, "all-reduce algorithm: ring or tree (pipelined binary tree)")
       ->capture_default_str();
-  simulation->add_option("--size", simulate.size, "collective size in bytes (1G, 256M, ...)")->capture_default_str();
-  simulation->add_option("--chunk", simulate.chunk, "send point-to-point messages in chunks of this size (e.g. 4M)");
+  simulation->add_option("--size", simulate.size,
+                         "collective size in bytes: 1G or 1GiB = 2^30, 1GB = 1e9, 256M, 4096 (see Units below)")
+      ->capture_default_str();
+  simulation->add_option("--chunk", simulate.chunk,
+                         "send point-to-point messages in chunks of this many bytes (e.g. 4M = 4MiB = 2^22, 4MB = 4e6)");
   simulation->add_option("--channels", simulate.channels,
                          "transfers moving into and out of each GPU at once (0: unlimited)")
       ->capture_default_str();
@@ -155,11 +162,12 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     if (error.get_exit_code() == 0) return app.exit(error);  // --help, --version
-    std::string message = error.what();
-    std::cerr << "tessera: " << message << " (see `tessera --help`)\n";
+    // CLI11 echoes what was typed: made one printable line, long tokens cut, as UserError does.
+    std::cerr << "tessera: " << tessera::printable_message(std::string(error.what()) + " (see `tessera --help`)") << "\n";
     return 2;
   }
   try {
+    for (const CLI::App* command : app.get_subcommands()) refuse_meaningless_flags(*command, problem, common);
     if (*sweep) return run_sweep_command(sweep_flags);
     if (*plot) return run_plot(plot_flags);
     if (*schedules) return run_schedules(common);

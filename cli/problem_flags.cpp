@@ -21,7 +21,10 @@ void add_deprecated_gbps_flag(CLI::App& app, const std::string& name, double& gb
       ->excludes(replacement)
       ->each([name, instead, replacement](const std::string& text) {
         const double given_gbps = is_bare_number(text) ? std::strtod(text.c_str(), nullptr) : 0;
-        if (!(given_gbps > 0) || replacement->count() > 0) return;
+        const double bytes_per_s = given_gbps * kBytesPerSecondPerGBps;
+        if (!(bytes_per_s >= kMinBandwidthBytesPerS && bytes_per_s <= kMaxBandwidthBytesPerS) ||
+            replacement->count() > 0)
+          return;
         char gigabits[32];
         std::snprintf(gigabits, sizeof gigabits, "%.15g", given_gbps * 8);
         note_deprecated("flag:" + name, name + " is deprecated (a number of GB/s, bytes); write " + instead + " " +
@@ -33,7 +36,7 @@ void add_deprecated_gbps_flag(CLI::App& app, const std::string& name, double& gb
 
 void add_problem_flags(CLI::App& app, ProblemFlags& flags) {
   app.add_option("--gpus,-P", flags.gpus, "GPUs in the context-parallel group")->capture_default_str();
-  app.add_option("--seq,-N", flags.seq, "sequence length in tokens (suffixes K, M: 128K, 1M)")->capture_default_str();
+  app.add_option("--seq,-N", flags.seq, "sequence length in tokens, at most 2^31 (K, M, G: powers of 1024; 128K = 131072)")->capture_default_str();
   app.add_option("--batch", flags.batch, "sequences per batch")->capture_default_str();
   app.add_option("--heads", flags.heads, "query heads H")->capture_default_str();
   app.add_option("--kv-heads", flags.kv_heads, "key/value heads G (G < H: grouped-query attention)")->capture_default_str();
@@ -41,8 +44,8 @@ void add_problem_flags(CLI::App& app, ProblemFlags& flags) {
   app.add_option("--head-dim-v", flags.head_dim_v, "value head dimension (default: --head-dim)");
   app.add_option("--dtype", flags.dtype, "bf16, fp16 or fp32")->capture_default_str();
   app.add_option("--mask", flags.mask, "full, causal, sliding-window or documents")->capture_default_str();
-  app.add_option("--window", flags.window, "window in tokens for --mask sliding-window")->capture_default_str();
-  app.add_option("--documents", flags.documents, "document lengths for --mask documents, e.g. 512K,256K,256K");
+  app.add_option("--window", flags.window, "window in tokens for --mask sliding-window (4K = 4096)")->capture_default_str();
+  app.add_option("--documents", flags.documents, "document lengths in tokens for --mask documents, summing to --seq, e.g. 512K,256K,256K");
   app.add_option("--layout", flags.layout, "contiguous, zigzag or striped (default: zigzag unless the mask is full)");
   app.add_option("--pass", flags.pass, "forward, backward or both")->capture_default_str();
   app.add_option("--buffers", flags.buffers,
@@ -60,8 +63,8 @@ void add_schedule_flags(CLI::App& app, ScheduleFlags& flags, bool algorithm_requ
 }
 
 void add_hardware_flags(CLI::App& app, HardwareFlags& flags) {
-  app.add_option("--peak-tflops", flags.peak_tflops, "GPU peak dense TFLOP/s for the dtype")->capture_default_str();
-  app.add_option("--efficiency", flags.efficiency, "fraction of peak attention kernels reach")->capture_default_str();
+  app.add_option("--peak-tflops", flags.peak_tflops, "GPU peak dense TFLOP/s for the dtype (1e-6 to 1e6)")->capture_default_str();
+  app.add_option("--efficiency", flags.efficiency, "fraction of peak attention kernels reach (1e-6 to 1)")->capture_default_str();
   // Bandwidths carry their unit (core/units.hpp); the GB/s-number flags they replace still work,
   // hidden from the help, with a note.
   auto* hbm = app.add_option("--hbm-bandwidth", flags.hbm_bandwidth,
@@ -72,18 +75,18 @@ void add_hardware_flags(CLI::App& app, HardwareFlags& flags) {
                                   format_bandwidth(kDefaultNetworkLink.bytes_per_s) + ")");
   add_deprecated_gbps_flag(app, "--hbm-gbps", flags.hbm_gbps, hbm);
   add_deprecated_gbps_flag(app, "--bandwidth-gbps", flags.bandwidth_gbps, link);
-  app.add_option("--latency-us", flags.latency_us, "per-message link latency, microseconds")->capture_default_str();
+  app.add_option("--latency-us", flags.latency_us, "per-message link latency, microseconds (0 to 1e6)")->capture_default_str();
   // Per-kernel and per-message costs, on by default (README: What the simulation assumes).
   app.add_option("--launch-us", flags.launch_us,
-                 "launch cost of each block kernel, microseconds (simulate: unless --calibration gives one)")
+                 "launch cost of each block kernel, microseconds, 0 to 1e6 (simulate: unless --calibration gives one)")
       ->capture_default_str();
-  app.add_option("--overhead-us", flags.overhead_us, "NCCL overhead per point-to-point message, microseconds (0: none)")
+  app.add_option("--overhead-us", flags.overhead_us, "NCCL overhead per point-to-point message, microseconds, 0 (none) to 1e6")
       ->capture_default_str();
   app.add_option("--nvlink-message-us", flags.nvlink_message_us,
-                 "NCCL latency per message on an all-NVLink path, microseconds")
+                 "NCCL latency per message on an all-NVLink path, microseconds (0 to 1e6)")
       ->capture_default_str();
   app.add_option("--network-message-us", flags.network_message_us,
-                 "NCCL latency per message on a path leaving the server (or the uniform network), microseconds")
+                 "NCCL latency per message on a path leaving the server (or the uniform network), microseconds (0 to 1e6)")
       ->capture_default_str();
 }
 

@@ -17,6 +17,8 @@
 #include "tessera/backend/reference.hpp"
 #include "tessera/core/calibration_file.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/json_io.hpp"
+#include "tessera/core/resource_limits.hpp"
 #include "tessera/scenario/evaluate.hpp"
 #include "tessera/scenario/network.hpp"
 #include "tessera/scenario/simulation.hpp"
@@ -36,7 +38,9 @@ std::unique_ptr<backend::ScheduleExecutor> make_backend(const RunFlags& flags) {
   } catch (const UserError& error) {
     throw UserError(std::string("--transport: ") + error.what());
   }
-  if (!(flags.watchdog_s > 0)) throw UserError("--watchdog-s: must be positive");
+  // Seconds to a std::chrono duration: a finite number of at most a year (31536000 s).
+  if (!(flags.watchdog_s > 0 && flags.watchdog_s <= 31536000))
+    throw UserError("--watchdog-s: expected seconds from above 0 to 31536000 (a year), got " + std::to_string(flags.watchdog_s));
   options.watchdog_s = flags.watchdog_s;
   try {
     return backend::make_executor(flags.backend, options);
@@ -70,7 +74,12 @@ CheckedSchedule executable_schedule(const ProblemFlags& problem_flags, const Sch
   Problem problem = make_problem(problem_flags);
   if (problem.batch != 1) throw UserError("--batch: the executors run one sequence (batch 1)");
   options = make_options(problem_flags, schedule_flags);
-  return schedules::generate_checked(schedule_flags.algorithm, problem, options);
+  CheckedSchedule checked = schedules::generate_checked(schedule_flags.algorithm, problem, options);
+  // A schedule file brings its own problem: the same rule for its batch.
+  if (checked.schedule().problem.batch != 1)
+    throw UserError(schedule_flags.input + ": problem.batch is " + std::to_string(checked.schedule().problem.batch) +
+                    "; the executors run one sequence (batch 1)");
+  return checked;
 }
 
 // What the simulator predicts for an executed schedule, on the network of the flags: the given
@@ -149,10 +158,9 @@ int execute_and_compare(const ProblemFlags& problem_flags, const ScheduleFlags& 
   if (common.json) {
     nlohmann::json by_output = nlohmann::json::object();
     for (const Row& row : rows) by_output[row.name] = {{"max_abs_error", row.error}, {"single_device_error", row.single_error}};
-    std::cout << nlohmann::json{{"schedule", schedule.name()}, {"backend", executor->name()}, {"device", record.device},
+    std::cout << json_text(nlohmann::json{{"schedule", schedule.name()}, {"backend", executor->name()}, {"device", record.device},
                                 {"gpus", schedule.gpus}, {"errors", by_output}, {"passed", passed},
-                                {"makespan_s", record.makespan_s}, {"wall_s", record.wall_s}}
-                     .dump(2)
+                                {"makespan_s", record.makespan_s}, {"wall_s", record.wall_s}}, 2)
               << "\n";
   } else {
     std::cout << schedule.name() << " on " << record.device << " (" << schedule.gpus << " ranks, seed " << flags.seed
@@ -230,11 +238,10 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
     nlohmann::json by_kind = nlohmann::json::object();
     for (const auto& [name, kind] : kinds)
       by_kind[name] = {{"ops", kind.count}, {"predicted_s", kind.predicted_s}, {"measured_s", kind.measured_s}};
-    std::cout << nlohmann::json{{"schedule", schedule.name()}, {"backend", executor->name()}, {"device", record.device},
+    std::cout << json_text(nlohmann::json{{"schedule", schedule.name()}, {"backend", executor->name()}, {"device", record.device},
                                 {"profile", gpu.name}, {"calibration", flags.calibration}, {"by_kind", by_kind},
                                 {"end_to_end", {{"predicted_s", predicted_end_s}, {"measured_s", record.makespan_s},
-                                                {"relative_error", error}, {"serial", serial}}}}
-                     .dump(2)
+                                                {"relative_error", error}, {"serial", serial}}}}, 2)
               << "\n";
     return 0;
   }
@@ -270,6 +277,14 @@ int calibrate(const ProblemFlags& problem_flags, const RunFlags& flags) {
     if (sides.back() < 1) throw UserError("--sides: block sides must be positive");
   }
   if (sides.size() < 3) throw UserError("--sides: give at least three block sides (e.g. 128,256,512)");
+  // The executor holds every tensor of the largest block (fp32 on the CPU, with the fp64
+  // reference of the backward pass beside it): refused before allocating when it cannot fit.
+  Problem largest = shape;
+  largest.seq_len = std::min(*std::max_element(sides.begin(), sides.end()), kMaxSeqTokens);
+  largest.mask = Mask{};
+  if (*std::max_element(sides.begin(), sides.end()) > kMaxSeqTokens)
+    throw UserError("--sides: a block side is above the supported 2^31 tokens");
+  require_memory(problem_bytes(largest) / bytes_per_element(largest.dtype) * 12, "--sides: the largest block");
   if (flags.repeats < 1) throw UserError("--repeats: must be at least 1");
   std::sort(sides.begin(), sides.end());
   const backend::ComputeCalibration calibration =

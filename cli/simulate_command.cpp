@@ -7,6 +7,8 @@
 #include "problem_flags.hpp"
 #include "table.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/json_io.hpp"
+#include "tessera/core/units.hpp"
 #include "tessera/scenario/evaluate.hpp"
 #include "tessera/scenario/collective.hpp"
 
@@ -27,9 +29,18 @@ void write_file(const std::string& path, Write write) {
 int run_collective(const ProblemFlags& problem_flags, const HardwareFlags& hardware_flags,
                    const NetworkFlags& network_flags, const SimulateFlags& flags, const CommonFlags& common) {
   const int32_t gpus = gpu_count(problem_flags);
+  // The size in bytes by the one rule of core/units.hpp (1G = 1GiB = 2^30, 1GB = 1e9), handed on
+  // as a plain number of bytes.
+  int64_t size_bytes = 0;
+  try {
+    size_bytes = parse_byte_size(flags.size);
+  } catch (const UserError& error) {
+    throw UserError(std::string("--size: ") + error.what());
+  }
+  if (size_bytes <= 0) throw UserError("--size: must be positive, got " + tessera::quoted(flags.size));
   const auto started = std::chrono::steady_clock::now();
   const scenario::CollectiveEvaluation evaluation = scenario::evaluate_collective(
-      scenario::CollectiveText{flags.collective, flags.size, flags.algorithm, flags.fidelity}, gpus,
+      scenario::CollectiveText{flags.collective, std::to_string(size_bytes), flags.algorithm, flags.fidelity}, gpus,
       make_network(network_flags, gpus), make_hardware(hardware_flags));
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const CollectiveKind collective = evaluation.collective;
@@ -37,11 +48,10 @@ int run_collective(const ProblemFlags& problem_flags, const HardwareFlags& hardw
   const topo::Topology& topology = *evaluation.topology;
   const sim::CollectiveResult& result = evaluation.result;
   if (common.json) {
-    std::cout << json{{"collective", to_string(collective)}, {"algorithm", flags.algorithm}, {"size_bytes", bytes}, {"ranks", gpus},
+    std::cout << json_text(json{{"collective", to_string(collective)}, {"algorithm", flags.algorithm}, {"size_bytes", bytes}, {"ranks", gpus},
                       {"topology", topology.name}, {"fidelity", flags.fidelity}, {"makespan_s", result.makespan_s},
                       {"algbw_bytes_per_s", result.algbw_bytes_per_s}, {"busbw_bytes_per_s", result.busbw_bytes_per_s},
-                      {"flows", result.flows}, {"events", result.events}, {"wall_s", wall_s}}
-                     .dump(2)
+                      {"flows", result.flows}, {"events", result.events}, {"wall_s", wall_s}}, 2)
               << "\n";
     return 0;
   }
@@ -92,7 +102,7 @@ int run_simulate(const ProblemFlags& problem_flags, const ScheduleFlags& schedul
   summary["wall_s"] = wall_s;
   summary["events_per_s"] = wall_s > 0 ? static_cast<double>(result.events) / wall_s : 0;
   if (common.json) {
-    std::cout << summary.dump(2) << "\n";
+    std::cout << json_text(summary, 2) << "\n";
     return 0;
   }
   std::cout << schedule.name() << " on " << topology.name << " (" << flags.fidelity << " fidelity, " << gpu.name

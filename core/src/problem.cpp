@@ -1,6 +1,6 @@
 #include "tessera/core/problem.hpp"
 
-#include <cctype>
+#include <cstdio>
 #include <numeric>
 
 #include "tessera/core/error.hpp"
@@ -66,38 +66,64 @@ Pass parse_pass(const std::string& text) {
   throw UserError("pass '" + text + "' is not one of forward, backward, both");
 }
 
-void Problem::validate() const {
+void Problem::validate(const ProblemFieldNames& names) const {
   auto positive = [](int64_t value, const char* name) {
     if (value <= 0) throw UserError(std::string(name) + " must be positive, got " + std::to_string(value));
   };
-  positive(batch, "batch");
-  positive(seq_len, "sequence length");
-  positive(heads, "heads");
-  positive(kv_heads, "kv-heads");
-  positive(head_dim, "head-dim");
-  positive(head_dim_v, "head-dim-v");
+  positive(batch, names.batch);
+  positive(seq_len, names.seq_len);
+  positive(heads, names.heads);
+  positive(kv_heads, names.kv_heads);
+  positive(head_dim, names.head_dim);
+  positive(head_dim_v, names.head_dim_v);
   // Pair counts are 64-bit: N^2 must fit, so N stops at 2^31 tokens (2.1 billion).
-  if (seq_len > (int64_t{1} << 31))
-    throw UserError("sequence length " + std::to_string(seq_len) + " is above the supported 2^31 tokens");
+  if (seq_len > kMaxSeqTokens)
+    throw UserError(std::string(names.seq_len) + " " + std::to_string(seq_len) + " is above the supported 2^31 tokens");
   if (heads % kv_heads != 0)
-    throw UserError("heads (" + std::to_string(heads) + ") must be a multiple of kv-heads (" +
-                    std::to_string(kv_heads) + ")");
-  if (mask.kind == MaskKind::sliding_window && mask.window_tokens <= 0)
-    throw UserError("sliding-window mask needs a positive window (--window), got " +
-                    std::to_string(mask.window_tokens));
+    throw UserError(std::string(names.heads) + " (" + std::to_string(heads) + ") must be a multiple of " +
+                    names.kv_heads + " (" + std::to_string(kv_heads) + ")");
+  if (mask.kind == MaskKind::sliding_window) {
+    if (mask.window_tokens <= 0)
+      throw UserError("sliding-window mask needs a positive window (--window), got " + std::to_string(mask.window_tokens));
+    // The pair count subtracts the window from token indices: it must stay a token count.
+    if (mask.window_tokens > kMaxSeqTokens)
+      throw UserError(std::string(names.window) + " " + std::to_string(mask.window_tokens) +
+                      " is above the supported 2^31 tokens");
+  }
   if (mask.kind == MaskKind::documents) {
     if (mask.document_lengths.empty()) throw UserError("documents mask needs document lengths (--documents)");
     int64_t total = 0;
     for (size_t index = 0; index < mask.document_lengths.size(); ++index) {
-      if (mask.document_lengths[index] <= 0)
-        throw UserError("document " + std::to_string(index) + " has length " +
-                        std::to_string(mask.document_lengths[index]) + "; lengths must be positive");
-      total += mask.document_lengths[index];
+      const int64_t length = mask.document_lengths[index];
+      if (length <= 0)
+        throw UserError("document " + std::to_string(index) + " has length " + std::to_string(length) +
+                        "; lengths must be positive");
+      if (__builtin_add_overflow(total, length, &total))
+        throw UserError(std::string(names.documents) + " sum past 2^63 - 1 but the sequence length is " +
+                        std::to_string(seq_len));
     }
     if (total != seq_len)
-      throw UserError("document lengths sum to " + std::to_string(total) + " but the sequence length is " +
-                      std::to_string(seq_len));
+      throw UserError(std::string(names.documents) + " sum to " + std::to_string(total) +
+                      " but the sequence length is " + std::to_string(seq_len));
   }
+  const double bytes = problem_bytes(*this);
+  if (!(bytes <= kMaxProblemBytes)) {
+    char text[160];
+    std::snprintf(text, sizeof text, "%.3g bytes of activations and gradients, above the supported 2^48 (256 TiB)", bytes);
+    throw UserError(std::string(names.batch) + " x " + names.seq_len + " x (" + names.heads + " + " + names.kv_heads +
+                    ") x (" + names.head_dim + " + " + names.head_dim_v + "): the problem holds " + text);
+  }
+}
+
+double problem_bytes(const Problem& problem) {
+  const auto value = [](int64_t count) { return static_cast<double>(count); };
+  const double dims = value(problem.head_dim) + value(problem.head_dim_v);
+  const double element = bytes_per_element(problem.dtype);
+  // Per token: Q and O over the query heads, K and V over the KV heads, LSE and the backward
+  // statistics (fp32, 1 + 2 per query head); the gradients double the activations.
+  const double activations = (value(problem.heads) + value(problem.kv_heads)) * dims * element;
+  const double statistics = value(problem.heads) * 3 * 4;
+  return value(problem.batch) * value(problem.seq_len) * (2 * activations + statistics);
 }
 
 double forward_flops_per_head(const Problem& problem, double pairs) {
@@ -106,38 +132,6 @@ double forward_flops_per_head(const Problem& problem, double pairs) {
 
 double backward_flops_per_head(const Problem& problem, double pairs) {
   return 2.0 * pairs * static_cast<double>(3 * problem.head_dim + 2 * problem.head_dim_v);
-}
-
-int64_t parse_count(const std::string& text) {
-  if (text.empty()) throw UserError("expected a number such as 4096, 128K or 1M, got an empty value");
-  size_t end = 0;
-  int64_t value = 0;
-  while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) {
-    int digit = text[end] - '0';
-    if (value > (INT64_MAX - digit) / 10) throw UserError("number '" + text + "' is too large");
-    value = value * 10 + digit;
-    ++end;
-  }
-  if (end == 0) throw UserError("expected a number such as 4096, 128K or 1M, got '" + text + "'");
-  int64_t multiplier = 1;
-  std::string suffix = text.substr(end);
-  if (suffix == "" ) multiplier = 1;
-  else if (suffix == "K" || suffix == "k") multiplier = int64_t{1} << 10;
-  else if (suffix == "M" || suffix == "m") multiplier = int64_t{1} << 20;
-  else if (suffix == "G" || suffix == "g") multiplier = int64_t{1} << 30;
-  else throw UserError("number '" + text + "' has an unknown suffix '" + suffix + "' (expected K, M or G)");
-  if (value > INT64_MAX / multiplier) throw UserError("number '" + text + "' is too large");
-  return value * multiplier;
-}
-
-std::string format_count(int64_t count) {
-  const char* suffixes[] = {"", "K", "M", "G"};
-  int index = 0;
-  while (index < 3 && count != 0 && count % 1024 == 0) {
-    count /= 1024;
-    ++index;
-  }
-  return std::to_string(count) + suffixes[index];
 }
 
 }  // namespace tessera

@@ -3,6 +3,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <string_view>
 
@@ -62,7 +63,68 @@ struct UnitSpelling {
 constexpr std::array<UnitSpelling, 6> kUnits = {{
     {"B/s", false}, {"Byte/s", false}, {"Bps", false}, {"b/s", true}, {"bit/s", true}, {"bps", true}}};
 
+// A count or size: the whole number that starts `text`, then its suffix's multiplier. `bytes`
+// admits the byte units (B, kB ... TB, KiB ... TiB) beside the bare binary suffixes.
+int64_t parse_whole_with_suffix(const std::string& text, bool bytes) {
+  const char* examples = bytes ? "a size such as 4096, 4M, 1GiB or 1GB" : "a number such as 4096, 128K or 1M";
+  if (text.empty()) throw UserError(std::string("expected ") + examples + ", got an empty value");
+  size_t end = 0;
+  uint64_t value = 0;
+  bool too_large = false;
+  for (; end < text.size() && is_digit(text[end]); ++end) {
+    if (too_large) continue;  // keep reading the digits, to find the suffix
+    value = value * 10 + static_cast<uint64_t>(text[end] - '0');  // < 2^63 * 10 + 9 < 2^64
+    too_large = value > static_cast<uint64_t>(INT64_MAX);
+  }
+  if (end == 0) throw UserError(std::string("expected ") + examples + ", got " + tessera::quoted(text));
+  const std::string_view suffix = std::string_view(text).substr(end);
+  struct Suffix {
+    std::string_view text;
+    int64_t multiplier;
+    bool byte_unit;
+  };
+  constexpr int64_t kKi = int64_t{1} << 10;
+  static constexpr std::array<Suffix, 26> kSuffixes = {{
+      {"", 1, false},
+      {"K", kKi, false}, {"k", kKi, false}, {"M", kKi * kKi, false}, {"m", kKi * kKi, false},
+      {"G", kKi * kKi * kKi, false}, {"g", kKi * kKi * kKi, false},
+      {"T", kKi * kKi * kKi * kKi, false}, {"t", kKi * kKi * kKi * kKi, false},
+      {"B", 1, true}, {"kB", 1000, true}, {"KB", 1000, true}, {"MB", 1000 * 1000, true},
+      {"GB", 1000 * 1000 * 1000, true}, {"TB", int64_t{1000} * 1000 * 1000 * 1000, true},
+      {"KiB", kKi, true}, {"MiB", kKi * kKi, true}, {"GiB", kKi * kKi * kKi, true},
+      {"TiB", kKi * kKi * kKi * kKi, true},
+      // Spellings that look like units but are not ones: refused below with the rule.
+      {"b", 0, true}, {"kb", 0, true}, {"Kb", 0, true}, {"Mb", 0, true}, {"Gb", 0, true}, {"kiB", 0, true},
+      {"Ki", 0, false},
+  }};
+  const Suffix* found = nullptr;
+  for (const Suffix& candidate : kSuffixes)
+    if (candidate.text == suffix) found = &candidate;
+  if (found == nullptr || found->multiplier == 0 || (found->byte_unit && !bytes)) {
+    const std::string expected = bytes ? "K, M, G, T (powers of 1024), kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB"
+                                       : "K, M, G or T, powers of 1024";
+    throw UserError("number " + tessera::quoted(text) + " has an unknown suffix " + tessera::quoted(suffix) + " (expected " + expected + ")");
+  }
+  if (too_large || value > static_cast<uint64_t>(INT64_MAX / found->multiplier))
+    throw UserError("number " + tessera::quoted(text) + " is too large (at most 2^63 - 1)");
+  return static_cast<int64_t>(value) * found->multiplier;
+}
+
 }  // namespace
+
+int64_t parse_count(const std::string& text) { return parse_whole_with_suffix(text, false); }
+
+int64_t parse_byte_size(const std::string& text) { return parse_whole_with_suffix(text, true); }
+
+std::string format_count(int64_t count) {
+  const char* suffixes[] = {"", "K", "M", "G", "T"};
+  int index = 0;
+  while (index < 4 && count != 0 && count % 1024 == 0) {
+    count /= 1024;
+    ++index;
+  }
+  return std::to_string(count) + suffixes[index];
+}
 
 bool is_bare_number(const std::string& text) {
   const std::string_view value = trimmed(text);
@@ -71,7 +133,7 @@ bool is_bare_number(const std::string& text) {
 
 double parse_bandwidth_bytes_per_s(const std::string& text, const std::string& where) {
   const std::string_view value = trimmed(text);
-  const std::string quoted = "'" + text + "'";
+  const std::string quoted = tessera::quoted(text);
   if (value.empty()) throw UserError(where + ": expected a bandwidth with its unit, " + kExamples + ", got nothing");
   const size_t length = number_length(value);
   if (length == 0) throw UserError(where + ": expected a bandwidth with its unit, " + kExamples + ", got " + quoted);
@@ -108,6 +170,8 @@ double parse_bandwidth_bytes_per_s(const std::string& text, const std::string& w
   const double bytes_per_s = spelling->bits ? mantissa * scale / 8 : mantissa * scale;
   if (!std::isfinite(bytes_per_s)) throw UserError(where + ": " + quoted + " is out of range");
   if (!(bytes_per_s > 0)) throw UserError(where + ": " + quoted + " is not a positive bandwidth");
+  if (bytes_per_s < kMinBandwidthBytesPerS || bytes_per_s > kMaxBandwidthBytesPerS)
+    throw UserError(where + ": " + quoted + " is out of range (1b/s to 1000PB/s)");
   return bytes_per_s;
 }
 

@@ -2,6 +2,7 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/topologies/builders.hpp"
+#include "tessera/topologies/placement.hpp"
 #include "tessera/topologies/routing.hpp"
 
 namespace tessera::scenario {
@@ -15,9 +16,18 @@ Network make_network(const NetworkText& text, int32_t gpus) {
     if (topology.gpu_count() < gpus)
       throw UserError("--gpus " + std::to_string(gpus) + " but the topology '" + topology.name + "' has " +
                       std::to_string(topology.gpu_count()) + " GPUs");
+    // A named order is checked here, where its flag is known ("auto" is searched per schedule).
+    if (text.placement != "auto") {
+      try {
+        topo::order_ranks(topology, gpus, text.placement);
+      } catch (const UserError& error) {
+        throw UserError(std::string("--placement: ") + error.what());
+      }
+    }
     network.topology = std::make_shared<const topo::Topology>(std::move(topology));
   } else if (!text.routing.empty()) {
-    throw UserError("--routing " + text.routing + ": needs a --topology (the uniform network has one route per pair)");
+    throw UserError("--routing " + tessera::quoted(text.routing) +
+                    ": needs a --topology (the uniform network has one route per pair)");
   }
   return network;
 }

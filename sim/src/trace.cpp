@@ -1,7 +1,10 @@
 #include "tessera/sim/trace.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <string_view>
 
+#include "tessera/core/json_io.hpp"
 #include "topology_links.hpp"
 
 namespace tessera::sim {
@@ -21,6 +24,23 @@ std::string op_name(const Schedule& schedule, const Op& op) {
   }
   return "?";
 }
+// `value` in the fewest digits that read back as the same double (std::to_chars' shortest
+// round trip): 5242880 stays 5242880, 1e-7 stays 1e-07's exact double, never 6 digits.
+std::string exact(double value) {
+  char text[32];
+  const auto written = std::to_chars(text, text + sizeof text, value);
+  return std::string(text, written.ptr);
+}
+
+// A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break (a link named in
+// a topology file may).
+std::string csv_field(std::string_view text) {
+  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
 }  // namespace
 
 void write_chrome_trace(std::ostream& out, const Schedule& schedule, const SimResult& result) {
@@ -46,26 +66,35 @@ void write_chrome_trace(std::ostream& out, const Schedule& schedule, const SimRe
                       {"tid", op.stream},
                       {"args", args}});
   }
-  out << json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() << "\n";
+  // json_text: names from a schedule file may hold bytes that are not UTF-8. Numbers are written
+  // in round-trip precision.
+  out << json_text(json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}) << "\n";
 }
 
 void write_ops_csv(std::ostream& out, const Schedule& schedule, const SimResult& result) {
   out << "op,gpu,stream,kind,pass,peer,blocks_or_items,start_s,finish_s,duration_s\n";
   for (size_t index = 0; index < schedule.ops.size(); ++index) {
     const Op& op = schedule.ops[index];
-    out << index << "," << op.gpu << "," << schedule.stream_names[static_cast<size_t>(op.stream)] << ","
+    out << index << "," << op.gpu << "," << csv_field(schedule.stream_names[static_cast<size_t>(op.stream)]) << ","
         << to_string(op.kind) << "," << to_string(op.pass) << "," << op.peer << "," << op.count << ","
-        << result.op_start_s[index] << "," << result.op_finish_s[index] << ","
-        << result.op_finish_s[index] - result.op_start_s[index] << "\n";
+        << exact(result.op_start_s[index]) << "," << exact(result.op_finish_s[index]) << ","
+        << exact(result.op_finish_s[index] - result.op_start_s[index]) << "\n";
   }
 }
 
 void write_links_csv(std::ostream& out, const topo::Topology& topology, const SimResult& result) {
   out << "resource,link,capacity_bytes_per_s,bytes,busy_s,utilization\n";
+  // Each resource by the first link on it (links::resource_name), found in one pass.
+  std::vector<std::string> names(result.resources.size());
+  for (int32_t link = 0; link < topology.link_count(); ++link) {
+    const auto resource = static_cast<size_t>(topology.link(link).resource);
+    if (resource < names.size() && names[resource].empty()) names[resource] = topology.link_name(link);
+  }
   for (size_t r = 0; r < result.resources.size(); ++r) {
     const LinkStats& stats = result.resources[r];
-    out << r << "," << links::resource_name(topology, r) << "," << topology.resource_bytes_per_s[r] << "," << stats.bytes << ","
-        << stats.busy_s << "," << stats.utilization << "\n";
+    const std::string name = names[r].empty() ? "resource" + std::to_string(r) : names[r];
+    out << r << "," << csv_field(name) << "," << exact(topology.resource_bytes_per_s[r]) << "," << exact(stats.bytes)
+        << "," << exact(stats.busy_s) << "," << exact(stats.utilization) << "\n";
   }
 }
 

@@ -113,3 +113,46 @@ TEST_CASE("a deprecation note is printed once per key", "[units][deprecation]") 
   CHECK(note_deprecated("units_test:second", "--older too", out));
   CHECK(out.str() == "tessera: note: --old is deprecated\ntessera: note: --older too\n");
 }
+
+// Counts and sizes (core/units.hpp): a bare K, M, G, T is a power of 1024; a byte unit with a B is
+// SI (kB = 1e3, KB taken for kB), with iB binary. Values by hand.
+TEST_CASE("counts take binary suffixes, byte sizes also SI and binary byte units", "[units]") {
+  CHECK(parse_count("128K") == 131072);
+  CHECK(parse_count("1T") == int64_t{1} << 40);
+  CHECK(parse_count("2t") == int64_t{2} << 40);
+  for (const char* bad : {"1MB", "1MiB", "1B", "1Mb", "1.5M", "-1", "1 M", "1e6", "1P"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(parse_count(bad), UserError);
+  }
+  struct Case {
+    const char* text;
+    int64_t bytes;
+  };
+  for (const Case& entry : {Case{"4096", 4096}, Case{"1G", int64_t{1} << 30}, Case{"1GiB", int64_t{1} << 30},
+                            Case{"1GB", 1000000000}, Case{"3kB", 3000}, Case{"3KB", 3000}, Case{"3KiB", 3072},
+                            Case{"5MB", 5000000}, Case{"5MiB", 5 << 20}, Case{"2TB", 2000000000000},
+                            Case{"2TiB", int64_t{2} << 40}, Case{"7B", 7}, Case{"4M", 4 << 20}}) {
+    INFO(entry.text);
+    CHECK(parse_byte_size(entry.text) == entry.bytes);
+  }
+  for (const char* bad : {"1Gb", "1gB", "1kiB", "1b", "1PB", "GB", "", "1.5GB"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(parse_byte_size(bad), UserError);
+  }
+  // 2^63 - 1 fits; 9223372036854775807 kB does not; 9 EB (9e18) fits, 10 EB would not.
+  CHECK(parse_byte_size("9223372036854775807") == INT64_MAX);
+  CHECK_THROWS_WITH(parse_byte_size("9223372036854775807kB"), Contains("too large"));
+  CHECK_THROWS_WITH(parse_count("99999999999999999999999"), Contains("too large"));
+  CHECK(parse_byte_size("9000000TB") == int64_t{9000000} * 1000000000000);
+  CHECK(format_count(int64_t{3} << 40) == "3T");
+  CHECK(format_count(1536) == "1536");
+}
+
+TEST_CASE("bandwidths below 1 bit/s or above 1 EB/s are out of range", "[units]") {
+  CHECK(bandwidth("1b/s") == 0.125);
+  CHECK(bandwidth("1000PB/s") == 1e18);
+  for (const char* bad : {"0.5b/s", "1e-300GB/s", "1001PB/s", "1e30GB/s"}) {
+    INFO(bad);
+    CHECK_THROWS_WITH(bandwidth(bad), StartsWith("--bandwidth: ") && Contains("out of range"));
+  }
+}

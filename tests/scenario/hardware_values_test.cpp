@@ -3,11 +3,15 @@
 // with their unit give the same doubles as the deprecated GB/s numbers; bad values name the flag.
 #include <catch2/catch.hpp>
 
+#include <limits>
+#include <vector>
+
 #include "tessera/core/error.hpp"
 #include "tessera/scenario/scenario.hpp"
 
 using namespace tessera;
 using Catch::Matchers::StartsWith;
+using Catch::Matchers::Contains;
 
 TEST_CASE("the default hardware: H100 SXM at 60 %, 400 Gb/s InfiniBand per GPU", "[scenario][hardware]") {
   const costmodel::Hardware hardware = scenario::make_hardware(scenario::HardwareValues{});
@@ -60,5 +64,42 @@ TEST_CASE("bad hardware values name their flag", "[scenario][hardware][units]") 
   REQUIRE_THROWS_WITH(scenario::make_hardware(binary), StartsWith("--hbm-bandwidth: "));
   scenario::HardwareValues negative;
   negative.bandwidth_gbps = -5;
-  REQUIRE_THROWS_WITH(scenario::make_hardware(negative), StartsWith("--bandwidth-gbps: must be positive"));
+  REQUIRE_THROWS_WITH(scenario::make_hardware(negative), StartsWith("--bandwidth-gbps: expected a bandwidth"));
+}
+
+TEST_CASE("hardware values that are not finite or out of range name their flag", "[scenario]") {
+  using tessera::scenario::HardwareValues;
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  struct Case {
+    double HardwareValues::*field;
+    const char* flag;
+    std::vector<double> bad;
+  };
+  const std::vector<Case> cases = {
+      {&HardwareValues::peak_tflops, "--peak-tflops", {inf, -inf, nan, 0, -1, 1e-7, 2e6}},
+      {&HardwareValues::efficiency, "--efficiency", {inf, nan, 0, 1e-7, 1.01}},
+      {&HardwareValues::bandwidth_gbps, "--bandwidth-gbps", {inf, nan, 0, -1, 1e-300, 1e10}},
+      {&HardwareValues::hbm_gbps, "--hbm-gbps", {inf, nan, 0}},
+      {&HardwareValues::latency_us, "--latency-us", {inf, -inf, nan, -1e-9, 1.5e6}},
+      {&HardwareValues::launch_us, "--launch-us", {inf, nan, -1}},
+      {&HardwareValues::overhead_us, "--overhead-us", {inf, nan, -1}},
+      {&HardwareValues::nvlink_message_us, "--nvlink-message-us", {inf, nan, -1}},
+      {&HardwareValues::network_message_us, "--network-message-us", {inf, nan, -1}},
+  };
+  for (const Case& entry : cases)
+    for (double value : entry.bad) {
+      HardwareValues values;
+      values.*entry.field = value;
+      INFO(entry.flag << " " << value);
+      REQUIRE_THROWS_WITH(tessera::scenario::make_hardware(values), StartsWith(std::string(entry.flag) + ": "));
+    }
+  // The ends of each range are accepted: 1 MFLOP/s at 1e-6 of peak, latencies of 0 and 1 s.
+  HardwareValues edges;
+  edges.peak_tflops = 1e-6;
+  edges.efficiency = 1e-6;
+  edges.latency_us = 1e6;
+  edges.overhead_us = 0;
+  const auto hardware = tessera::scenario::make_hardware(edges);
+  CHECK(hardware.peak_flops_per_s == 1e6);
+  CHECK(hardware.link_latency_s == 1.0);
 }

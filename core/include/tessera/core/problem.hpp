@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "tessera/core/units.hpp"
+
 namespace tessera {
 
 enum class DType { bf16, fp16, fp32 };
@@ -30,6 +32,27 @@ struct Mask {
   std::vector<int64_t> document_lengths;
 };
 
+// How validate() names the fields in its messages: as a schedule file does by default, or as the
+// command line does (kProblemFlagNames: "--batch must be positive, got 0").
+struct ProblemFieldNames {
+  const char* batch = "batch";
+  const char* seq_len = "sequence length";
+  const char* heads = "heads";
+  const char* kv_heads = "kv-heads";
+  const char* head_dim = "head-dim";
+  const char* head_dim_v = "head-dim-v";
+  const char* window = "window";
+  const char* documents = "document lengths";
+};
+inline constexpr ProblemFieldNames kProblemFlagNames{"--batch",    "--seq",        "--heads",  "--kv-heads",
+                                                     "--head-dim", "--head-dim-v", "--window", "--documents"};
+
+// The largest problem: 2^31 tokens (pair counts, N^2, are 64-bit), and at most 2^48 bytes (256 TiB)
+// in one copy of its activations and their gradients (problem_bytes), batch included. Every byte
+// count the cost model and simulator sum (per GPU, per link, over all GPUs) then fits 64 bits.
+inline constexpr int64_t kMaxSeqTokens = int64_t{1} << 31;
+inline constexpr double kMaxProblemBytes = 281474976710656.0;  // 2^48
+
 struct Problem {
   int64_t batch = 1;
   int64_t seq_len = 1 << 20;
@@ -43,9 +66,13 @@ struct Problem {
 
   bool has_forward() const { return pass != Pass::backward; }
   bool has_backward() const { return pass != Pass::forward; }
-  // Throws UserError naming the first field that is out of range.
-  void validate() const;
+  // Throws UserError naming the first field that is out of range (by `names`).
+  void validate(const ProblemFieldNames& names = {}) const;
 };
+
+// Bytes of Q, K, V, O, their gradients and the fp32 softmax statistics, over the whole batch: the
+// size validate() bounds by kMaxProblemBytes. In double, so it never wraps.
+double problem_bytes(const Problem& problem);
 
 // Floating-point operations of attention over `pairs` unmasked (query, key) pairs of one head:
 // forward QK^T and PV are 2*pairs*d + 2*pairs*d_v; backward recomputes QK^T and forms dV, dP,
@@ -53,9 +80,6 @@ struct Problem {
 double forward_flops_per_head(const Problem& problem, double pairs);
 double backward_flops_per_head(const Problem& problem, double pairs);
 
-// "1M" -> 1048576, "128K" -> 131072, "1G", plain integers; throws UserError.
-int64_t parse_count(const std::string& text);
-// "1G" for bytes: decimal suffixes are binary multiples here too, as for counts.
-std::string format_count(int64_t count);
+// parse_count and format_count ("1M" <-> 1048576) live in units.hpp, included above.
 
 }  // namespace tessera

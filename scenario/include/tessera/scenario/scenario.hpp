@@ -67,8 +67,14 @@ struct HardwareValues {
 Problem make_problem(const ProblemText& text);  // throws UserError naming the field
 int32_t gpu_count(const ProblemText& text);      // 1 .. 2^20, or UserError
 schedules::GeneratorOptions make_options(const ProblemText& problem, const ScheduleText& schedule);
-// Throws UserError naming the flag (`--bandwidth: ...`) when a value is out of range or a
-// bandwidth has no known unit.
+// The ranges make_hardware accepts (README: hardware flags): wide enough for any machine, a CPU
+// included, and narrow enough that every time the models compute stays a finite number.
+inline constexpr double kMinPeakTflops = 1e-6, kMaxPeakTflops = 1e6;  // 1 MFLOP/s to 1 EFLOP/s
+inline constexpr double kMinEfficiency = 1e-6;                        // to 1
+inline constexpr double kMaxMicroseconds = 1e6;                       // latencies, launch: 0 to 1 s
+
+// Throws UserError naming the flag (`--bandwidth: ...`) when a value is out of range (NaN and
+// infinities included) or a bandwidth has no known unit.
 costmodel::Hardware make_hardware(const HardwareValues& values);
 
 }  // namespace tessera::scenario
