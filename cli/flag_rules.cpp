@@ -74,6 +74,13 @@ void refuse_meaningless_flags(const CLI::App& command, const ProblemFlags& probl
   else
     rules.refuse("--placement", "needs a --topology (on the uniform network every GPU is alike)");
   if (name != "simulate" || !rules.given("--collective")) problem_rules(rules, problem);
+  // A schedule file carries its problem, GPU count, layout and passes: the flags would be ignored.
+  const CLI::Option* algorithm = command.get_option_no_throw("--algo");
+  if (algorithm != nullptr && algorithm->count() > 0 && algorithm->as<std::string>() == "file") {
+    rules.refuse("--gpus", "--algo file takes the GPU count from the schedule file");
+    rules.refuse_any(kShapeFlags, "--algo file takes the problem from the schedule file");
+    rules.refuse_any({"--tile", "--variant"}, "--algo file takes the schedule as the file gives it");
+  }
 
   if (name == "simulate") simulate_rules(rules);
   if (name == "plan") {

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "output_files.hpp"
 #include "flag_rules.hpp"
 #include "run_command.hpp"
 #include "plot_command.hpp"
@@ -167,7 +168,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    for (const CLI::App* command : app.get_subcommands()) refuse_meaningless_flags(*command, problem, common);
+    for (const CLI::App* command : app.get_subcommands()) {
+      refuse_meaningless_flags(*command, problem, common);
+      require_writable_outputs(*command);
+    }
     if (*sweep) return run_sweep_command(sweep_flags);
     if (*plot) return run_plot(plot_flags);
     if (*schedules) return run_schedules(common);

@@ -124,7 +124,7 @@ def cases(schedule_json):
         ("plan 65536 analytic", ["plan", "--gpus", "65536", "--model", "analytic"], {}, "memory"),
         ("all-gather 1K", ["schedule", "--algo", "all-gather", "--gpus", "1K", "--seq", "1M", "-o", "/dev/null"], {}, "memory"),
         ("all-to-all 8K", ["simulate", "--collective", "all-to-all", "--gpus", "8K"], {}, "memory"),
-        ("chunk 1", ["simulate", "--collective", "all-reduce", "--gpus", "64", "--size", "1G", "--chunk", "1"], {}, "memory"),
+        ("chunk 1", ["simulate", "--algo", "ring", "--gpus", "64", "--seq", "1M", "--chunk", "1"], {}, "memory"),
         ("topo full-8000", ["topo", "show", "full-8000"], {}, "memory"),
         ("topo ring 2^32+1", ["topo", "show", "ring", "--gpus", "4294967297"], {}, "--gpus"),
         ("topo bogus action", ["topo", "dance", "ring-8"], {}, "dance"),
@@ -138,8 +138,9 @@ def cases(schedule_json):
         ("schedule peer string", ["check", "peer.json"], {"peer.json": s.replace(b'"peer":1', b'"peer":"x"', 1)}, "peer"),
         ("schedule peer out of range", ["check", "peer2.json"], {"peer2.json": s.replace(b'"peer":1', b'"peer":99', 1)}, "peer"),
         ("schedule gpus huge", ["check", "huge.json"], {"huge.json": s.replace(b'"gpus":4', b'"gpus":4000000000', 1)}, "gpus"),
-        ("schedule batch 2 run", ["run", "--algo", "file", "--input", "b2.json", *SMALL],
+        ("schedule batch 2 run", ["run", "--algo", "file", "--input", "b2.json"],
          {"b2.json": s.replace(b'"batch":1', b'"batch":2', 1)}, "batch"),
+        ("file with --seq", ["cost", "--algo", "file", "--input", "ok.json", "--seq", "8K"], {"ok.json": s}, "--seq"),
         ("schedule ops not array", ["check", "ops.json"], {"ops.json": s.replace(b'"ops":[', b'"ops":{"x":[', 1)}, "ops"),
         ("schedule bad utf8", ["check", "utf.json"], {"utf.json": s.replace(b'"ring"', b'"r\xffng"', 1)}, "utf.json"),
         # Assignment JSON.
@@ -180,7 +181,7 @@ def cases(schedule_json):
         ("sweep spec count wraps", ["sweep", "w2.yaml", "--count"], {"w2.yaml": spec_with_points(8, 256)}, "w2.yaml"),
         ("sweep spec bad utf8 name", ["sweep", "w3.yaml", "--out", "w3", "-q"],
          {"w3.yaml": SPEC.replace("name: probe", "name: pr\xffbe").encode("latin-1")}, "w3.yaml"),
-        ("sweep jobs zero", ["sweep", "w4.yaml", "--jobs", "0", "--out", "w4"], {"w4.yaml": SPEC.encode()}, "--jobs"),
+        ("sweep jobs negative", ["sweep", "w4.yaml", "--jobs", "-1", "--out", "w4"], {"w4.yaml": SPEC.encode()}, "--jobs"),
         ("sweep out is a file", ["sweep", "w5.yaml", "--out", "w5.yaml", "-q"], {"w5.yaml": SPEC.encode()}, "w5.yaml"),
         # Results CSV for plot.
         ("plot missing", ["plot", "nosuch.csv", "--x", "gpus", "--y", "time_s", "-o", "f.svg"], {}, "nosuch.csv"),
@@ -193,8 +194,8 @@ def cases(schedule_json):
     ]
 
 
-FIELDS = ["seq", "gpus", "heads", "head_dim", "batch", "window", "latency_us", "overhead_us", "buffers",
-          "channels", "head_dim_v", "kv_heads"]
+FIELDS = ["seq", "gpus", "heads", "head_dim", "batch", "window", "latency_us", "overhead_us", "channels",
+          "head_dim_v", "kv_heads", "chunk"]
 
 
 def spec_with_points(n_axes, values_per_axis):

@@ -269,7 +269,7 @@ TEST_CASE("a deadlocking schedule file is reported, not simulated", "[cli][sim]"
   Run check = tessera("check cli_test_deadlock.json");
   CHECK(check.exit_code == 1);
   CHECK(check.out.find("deadlock") != std::string::npos);
-  Run simulate = tessera("simulate --algo file --input cli_test_deadlock.json --gpus 2 --seq 64");
+  Run simulate = tessera("simulate --algo file --input cli_test_deadlock.json");
   CHECK(simulate.exit_code == 2);
   CHECK(lines(simulate.err) == 1);
   CHECK(simulate.err.find("deadlock") != std::string::npos);
