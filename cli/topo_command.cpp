@@ -1,6 +1,7 @@
 #include "topo_command.hpp"
 
 #include <iostream>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -14,11 +15,17 @@ namespace tessera::cli {
 namespace {
 int32_t gpus_of(const TopoFlags& flags) {
   if (flags.gpus.empty()) return 0;
+  int64_t gpus = 0;
   try {
-    return static_cast<int32_t>(parse_count(flags.gpus));
+    gpus = parse_count(flags.gpus);
   } catch (const UserError& error) {
     throw UserError(std::string("--gpus: ") + error.what());
   }
+  // Checked before narrowing: 4294967297 must not wrap to 1.
+  if (gpus < 1 || gpus > std::numeric_limits<int32_t>::max())
+    throw UserError("--gpus: expected a GPU count from 1 to " + std::to_string(std::numeric_limits<int32_t>::max()) +
+                    ", got " + quoted(flags.gpus));
+  return static_cast<int32_t>(gpus);
 }
 }  // namespace
 

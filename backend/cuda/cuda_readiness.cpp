@@ -7,6 +7,8 @@
 #include "attention_kernels.hpp"
 #include "cuda_check.hpp"
 #include "tessera/backend/device_buffers.hpp"
+#include "tessera/backend/tensors.hpp"
+#include "tessera/core/error.hpp"
 #include "transport.hpp"
 
 namespace tessera::backend::cuda {
@@ -26,6 +28,15 @@ Readiness kernel_limits(const Schedule& schedule) {
   // Device buffers are found by keys of 20 bits of rank and chunk and 16 of head group.
   if (schedule.gpus >= (1 << 20) || schedule.chunks() >= (1 << 20) || schedule.head_groups >= (1 << 16))
     return Readiness::unsupported("the CUDA executor runs at most 2^20 ranks and chunks and 2^16 head groups");
+  if (schedule.problem.batch != 1)
+    return Readiness::unsupported("the schedule's problem has batch " + std::to_string(schedule.problem.batch) +
+                                  "; the executors run one sequence (batch 1)");
+  // The host tensors come first (tensors.hpp); the device buffers are checked by memory_fits.
+  try {
+    require_host_tensor_memory(schedule.problem);
+  } catch (const UserError& refusal) {
+    return Readiness::unsupported(refusal.what());
+  }
   return Readiness::ready();
 }
 

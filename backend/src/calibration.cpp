@@ -181,6 +181,16 @@ ComputeFit fit_compute_model(const std::vector<BlockMeasurement>& blocks) {
 ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& shape, const std::vector<int64_t>& sides,
                                      int repeats, const std::function<void(const std::string&)>& progress) {
   if (sides.size() < 3) throw UserError("calibration needs at least three block sizes");
+  // Every side's tensors must fit before the first is timed (tensors.hpp).
+  for (int64_t side : sides) {
+    Problem sized = shape;
+    sized.seq_len = side;
+    try {
+      require_host_tensor_memory(sized);
+    } catch (const UserError& refusal) {
+      throw UserError("--sides: a block of " + std::to_string(side) + " tokens: " + refusal.what());
+    }
+  }
   ComputeCalibration calibration;
   const int64_t heads = shape.heads;
   for (int64_t side : sides) {

@@ -5,6 +5,8 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/parallel.hpp"
+#include "tessera/core/resource_limits.hpp"
+#include "tessera/schedules/resource_estimate.hpp"
 
 namespace tessera::scenario {
 
@@ -21,9 +23,30 @@ PlanResult plan(const Scenario& base, const PlanControl& control) {
   const std::vector<schedules::Candidate> candidates =
       schedules::plan_candidates(base.problem, base.options.gpus, base.options.layout, base.options.buffers);
   std::vector<PlanEntry> entries(candidates.size());
+  // Memory first (schedules/resource_estimate.hpp): a candidate that alone would not fit is a
+  // refused entry, not a failed plan, and no more run at once than the largest of the rest fits.
+  std::vector<char> too_large(candidates.size(), 0);
+  std::string first_too_large;
+  const double limit_bytes = static_cast<double>(memory_limit_bytes());
+  double largest_bytes = 0;
+  for (size_t index = 0; index < candidates.size(); ++index) {
+    const schedules::Candidate& candidate = candidates[index];
+    try {
+      schedules::require_schedule_memory(candidate.algorithm, base.problem, candidate.options);
+      largest_bytes = std::max(largest_bytes,
+                               schedules::estimate_schedule_bytes(candidate.algorithm, base.problem, candidate.options));
+    } catch (const UserError& error) {
+      too_large[index] = 1;
+      entries[index].refusal = error.what();
+      if (first_too_large.empty()) first_too_large = error.what();
+    }
+  }
+  if (std::all_of(too_large.begin(), too_large.end(), [](char large) { return large != 0; }) && !candidates.empty())
+    throw UserError("plan: no schedule fits: " + first_too_large);
   std::mutex progress_mutex;
   size_t done = 0;
-  const int threads = control.threads > 0 ? control.threads : std::min(default_threads(), 16);
+  int threads = control.threads > 0 ? control.threads : std::min(default_threads(), 16);
+  if (largest_bytes > 0) threads = std::max(1, std::min(threads, static_cast<int>(std::min(limit_bytes / largest_bytes, 1024.0))));
   Scenario shared = base;
   if (shared.simulation) shared.simulation->options.cancel = control.cancel;
   parallel_for(candidates.size(), threads, [&](size_t index) {
@@ -31,6 +54,13 @@ PlanResult plan(const Scenario& base, const PlanControl& control) {
     PlanEntry& entry = entries[index];
     entry.candidate = candidates[index];
     entry.label = candidate_label(entry.candidate);
+    if (too_large[index]) {
+      if (control.progress) {
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        control.progress(++done, candidates.size(), entry.label);
+      }
+      return;
+    }
     Scenario scenario = shared;
     scenario.algorithm = entry.candidate.algorithm;
     scenario.options = entry.candidate.options;

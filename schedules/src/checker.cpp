@@ -4,6 +4,8 @@
 #include <cstdint>
 
 #include "flat_map.hpp"
+#include "tessera/core/resource_limits.hpp"
+#include "tessera/schedules/resource_estimate.hpp"
 
 namespace tessera::schedules {
 
@@ -210,6 +212,9 @@ CheckResult check_schedule(const Schedule& schedule, const BlockGrid& grid) {
 }
 
 CheckedSchedule check(Schedule schedule) {
+  // A schedule read from a file names its GPU count: its grid and analysis must fit.
+  require_memory(estimate_check_bytes(schedule), "checking schedule '" + schedule.name() + "' on " +
+                                                     std::to_string(schedule.gpus) + " GPUs");
   auto owned = std::make_shared<const Schedule>(std::move(schedule));
   auto grid = std::make_shared<const BlockGrid>(owned->problem, owned->layout, owned->chunks());
   CheckResult result = check_schedule(*owned, *grid);

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "tessera/core/error.hpp"
+#include "tessera/schedules/resource_estimate.hpp"
 #include "tessera/schedules/schedule_json.hpp"
 
 namespace tessera::schedules {
@@ -48,6 +49,8 @@ Schedule generate_schedule(const std::string& algorithm, const Problem& problem,
     if (options.input_path.empty()) throw UserError("algorithm 'file' needs --input FILE (a schedule JSON)");
     return read_schedule_file(options.input_path);
   }
+  // Before the grid (8 bytes per block) or any op is allocated.
+  require_schedule_memory(algorithm, problem, options);
   BlockGrid grid(problem, options.layout.value_or(default_layout(problem)), options.gpus);
   if (algorithm == "ring") return generate_ring(problem, options, grid);
   if (algorithm == "all-gather") return generate_all_gather(problem, options, grid);

@@ -1,6 +1,9 @@
 #include "tessera/sim/collective_sim.hpp"
 
+#include <cstdio>
+
 #include "tessera/core/error.hpp"
+#include "tessera/core/resource_limits.hpp"
 #include "tessera/sim/collective_expansion.hpp"
 
 namespace tessera::sim {
@@ -40,6 +43,28 @@ void expand(Engine& engine, int32_t transfer, CollectiveKind collective, int32_t
   const std::vector<double> piece_bytes(static_cast<size_t>(ranks), bytes / ranks);
   expand_ring(engine, transfer, collective, members, piece_bytes);
 }
+// Memory of a run, from its task count before any task exists. Measured peaks (`simulate
+// --collective`): all-to-all on 512 GPUs, 105 MB for 262k tasks, each its own pair's route
+// and flow: 400 B a task; all-reduce ring on 1024 GPUs, 170 MB for 2.1M tasks: 100 B a task.
+void require_collective_memory(CollectiveKind collective, int32_t ranks, AllReduceShape shape, int32_t tree_chunks) {
+  const double k = ranks;
+  double tasks = 1, bytes_per_task = 100;
+  if (collective == CollectiveKind::send_recv || ranks < 2) {
+    tasks = 1;
+  } else if (shape == AllReduceShape::tree) {
+    tasks = 2.0 * tree_chunks * (k - 1);
+  } else if (collective == CollectiveKind::all_to_all) {
+    tasks = k * (k - 1);
+    bytes_per_task = 400;
+  } else {
+    tasks = (collective == CollectiveKind::all_reduce ? 2 : 1) * (k - 1) * k;
+  }
+  char what[160];
+  std::snprintf(what, sizeof what, "%s on %d ranks (%.3g transfers)", to_string(collective).c_str(), ranks, tasks);
+  require_memory(bytes_per_task * tasks, what);
+  if (tasks >= 2147483647.0) throw UserError(std::string(what) + ": more transfers than the simulator can index");
+}
+
 }  // namespace
 
 CollectiveKind parse_collective(const std::string& text) {
@@ -66,6 +91,7 @@ CollectiveResult simulate_collective(CollectiveKind collective, double bytes, co
   if (tree_chunks < 1) throw UserError("tree chunks must be at least 1");
   if (shape == AllReduceShape::tree && collective != CollectiveKind::all_reduce)
     throw UserError("the tree algorithm is for all-reduce only");
+  require_collective_memory(collective, ranks, shape, tree_chunks);
   EngineOptions options;
   options.fidelity = fidelity;  // and no per-message costs: links alone
   CollectiveRun run;

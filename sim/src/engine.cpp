@@ -1,6 +1,8 @@
 #include "tessera/sim/engine.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "tessera/core/error.hpp"
@@ -9,6 +11,33 @@ namespace tessera::sim {
 
 namespace {
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+std::string number_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+// A duration or size the run would never get past: NaN, infinite or negative. The engine is
+// the last place every input meets, so it refuses them here, naming where they came from,
+// rather than stalling with events at an infinite (or NaN) time.
+void require_usable(double value, const std::string& what) {
+  if (!std::isfinite(value) || value < 0)
+    throw UserError(what + " is " + number_text(value) + "; expected a finite number >= 0");
+}
+
+void require_message_costs(const MessageCosts& costs) {
+  require_usable(costs.overhead_s, "the per-message overhead (--overhead-us, in seconds)");
+  require_usable(costs.nvlink_latency_s, "the per-message NVLink latency (--nvlink-message-us, in seconds)");
+  require_usable(costs.network_latency_s, "the per-message network latency (--network-message-us, in seconds)");
+}
+
+// An event at a time past every double: its duration is finite but absurd (a peak of 1e-300
+// FLOP/s, a bandwidth of 1e-300 B/s). `what` says which.
+void require_reachable(double time_s, const std::string& what) {
+  if (!(time_s < kInfinity))
+    throw UserError(what + " would end at " + number_text(time_s) + " s, past any time the simulation can hold");
+}
 }
 
 Fidelity parse_fidelity(const std::string& text) {
@@ -31,7 +60,9 @@ Engine::Engine(const topo::Topology& topology, std::vector<int32_t> gpu_of_rank,
       queued_(gpu_of_rank_.size()),
       received_bytes_(gpu_of_rank_.size(), 0),
       alpha_beta_bytes_(topology.resource_bytes_per_s.size(), 0),
-      alpha_beta_busy_s_(topology.resource_bytes_per_s.size(), 0) {}
+      alpha_beta_busy_s_(topology.resource_bytes_per_s.size(), 0) {
+  require_message_costs(options_.message_costs);
+}
 
 const std::vector<double>& Engine::carried_bytes() const {
   return options_.fidelity == Fidelity::flow ? network_.carried_bytes() : alpha_beta_bytes_;
@@ -52,6 +83,10 @@ int32_t Engine::add_task(int32_t transfer, int32_t src_rank, int32_t dst_rank, d
   // A transfer's tasks are contiguous, so that start_transfer() finds them as a range.
   if (static_cast<size_t>(transfer) + 1 != transfers_.size())
     throw std::logic_error("engine tasks go to the transfer begun last");
+  require_usable(bytes, "a message's size in bytes (from the schedule's sizes, or --size)");
+  if (tasks_.size() >= static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+    throw UserError("the simulation needs more than " + std::to_string(std::numeric_limits<int32_t>::max()) +
+                    " messages (lower the GPU count, or raise --chunk)");
   Task task;
   task.transfer = transfer;
   task.src_rank = src_rank;
@@ -88,6 +123,9 @@ void Engine::start_transfer(int32_t transfer) {
 }
 
 void Engine::start_compute(double seconds, uint32_t tag) {
+  require_usable(seconds, "a compute time in seconds (from the GPU profile: its peak FLOP/s, efficiency, launch cost "
+                          "and memory bandwidth, or --calibration)");
+  require_reachable(now_s_ + seconds, "a compute of " + number_text(seconds) + " s (from the GPU profile or --calibration)");
   push_event(now_s_ + seconds, EventKind::compute_done, tag);
 }
 
@@ -122,6 +160,11 @@ void Engine::launch(int32_t task_id) {
   latency_s += message.latency_s(path.path_class);
   if (task.pays_overhead && path.path_class != PathClass::local) latency_s += message.overhead_s;
   task.latency_s = latency_s;
+  // A finite but absurd link (1e-300 B/s) would put the flow's end past every double.
+  if (!path.resources.empty())
+    require_reachable(now_s_ + latency_s + task.bytes / path.narrowest_bytes_per_s,
+                      "a message of " + number_text(task.bytes) + " bytes over links of " +
+                          number_text(path.narrowest_bytes_per_s) + " B/s (the topology's or --bandwidth)");
   if (options_.fidelity == Fidelity::flow) {
     const auto flow = static_cast<size_t>(network_.start(path.resources, task.bytes, now_s_));
     if (flow >= task_of_flow_.size()) task_of_flow_.resize(flow + 1);

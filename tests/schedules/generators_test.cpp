@@ -1,9 +1,12 @@
 // Every generator x mask x layout x GPU count, forward and backward, passes the checker.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+
 #include "tessera/core/error.hpp"
 #include "tessera/schedules/checker.hpp"
 #include "tessera/schedules/generators.hpp"
+#include "tessera/schedules/resource_estimate.hpp"
 
 using namespace tessera;
 using namespace tessera::schedules;
@@ -131,4 +134,30 @@ TEST_CASE("tiled generators record their tile on the schedule", "[generators]") 
   CHECK(generate_schedule("mesh", problem, options).tile == choose_mesh_tile(problem, 12));
   CHECK_FALSE(generate_schedule("ring", problem, options).tile.has_value());
   CHECK_FALSE(generate_schedule("all-gather", problem, options).tile.has_value());
+}
+
+TEST_CASE("generators refuse a schedule past the memory limit before building its grid", "[generators][limits]") {
+  using namespace tessera;
+  Problem problem;
+  problem.seq_len = 1 << 20;
+  schedules::GeneratorOptions options;
+  // A ring's state grows with the blocks: P^2 (the grid's cache, its ops per step and row).
+  options.gpus = 128;
+  const double at_128 = schedules::estimate_schedule_bytes("ring", problem, options);
+  options.gpus = 256;
+  const double at_256 = schedules::estimate_schedule_bytes("ring", problem, options);
+  CHECK(at_256 == Approx(4 * at_128));
+  // Ulysses: every head group computes every block, P^3.
+  problem.heads = problem.kv_heads = 256;
+  const double ulysses_256 = schedules::estimate_schedule_bytes("ulysses", problem, options);
+  options.gpus = 128;
+  CHECK(ulysses_256 == Approx(8 * schedules::estimate_schedule_bytes("ulysses", problem, options)).epsilon(0.01));
+
+  setenv("TESSERA_MEMORY_LIMIT", "20MB", 1);
+  options.gpus = 65536;  // the grid alone: 8 B x 2^32 = 34 GB
+  CHECK_THROWS_WITH(schedules::generate_schedule("ring", problem, options),
+                    Catch::Contains("ring on 65536 GPUs needs about") && Catch::Contains("limit of 20 MB"));
+  options.gpus = 16;
+  CHECK(schedules::generate_checked("ring", problem, options).schedule().gpus == 16);
+  unsetenv("TESSERA_MEMORY_LIMIT");
 }

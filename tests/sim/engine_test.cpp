@@ -1,6 +1,7 @@
 // The engine on its own: a task DAG built by hand, against times derived by hand.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <vector>
 
 #include "tessera/sim/engine.hpp"
@@ -84,4 +85,33 @@ TEST_CASE("a transfer without tasks arrives when it starts", "[sim][engine]") {
   CHECK(client.arrived[0] == std::pair{empty, 0.0});
   engine.run();
   CHECK(engine.event_count() == 0);
+}
+
+TEST_CASE("non-finite durations and sizes are refused up front, naming the input, never a stall", "[sim][engine]") {
+  const topo::Topology star = topo::build_switch(2, 1e9, 0);
+  const double nan = std::nan(""), inf = HUGE_VAL;
+  SECTION("a per-message overhead that is NaN or infinite names --overhead-us") {
+    for (double overhead_s : {nan, inf, -1.0}) {
+      sim::EngineOptions options;
+      options.message_costs.overhead_s = overhead_s;
+      Arrivals client;
+      CHECK_THROWS_WITH(sim::Engine(star, {0, 1}, options, client), Catch::Contains("--overhead-us"));
+    }
+  }
+  SECTION("a compute time that is NaN or infinite names the GPU profile") {
+    Arrivals client;
+    sim::Engine engine(star, {0, 1}, sim::EngineOptions{}, client);
+    CHECK_THROWS_WITH(engine.start_compute(nan, 0), Catch::Contains("GPU profile"));
+    CHECK_THROWS_WITH(engine.start_compute(inf, 0), Catch::Contains("GPU profile"));
+  }
+  SECTION("a message whose end would pass every double names the links") {
+    const topo::Topology crawl = topo::build_switch(2, 1e-300, 0);
+    Arrivals client;
+    sim::Engine engine(crawl, {0, 1}, sim::EngineOptions{}, client);
+    client.engine = &engine;
+    const int32_t transfer = engine.begin_transfer();
+    CHECK_THROWS_WITH(engine.add_task(transfer, 0, 1, nan, true), Catch::Contains("size in bytes"));
+    engine.add_task(transfer, 0, 1, 1e10, true);
+    CHECK_THROWS_WITH(engine.start_transfer(transfer), Catch::Contains("B/s"));
+  }
 }

@@ -2,6 +2,8 @@
 // bisection bandwidth (GPUs [0, n/2) to [n/2, n), one direction). B is the link bandwidth.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -500,4 +502,36 @@ TEST_CASE("check_connected names a GPU that cannot reach another", "[builders]")
   one_way.resource_bytes_per_s.push_back(kB);
   CHECK_THAT(user_error_of([&] { check_connected(one_way); }), Contains("GPU 0 cannot reach GPU 2"));
   CHECK_THAT(user_error_of([] { check_connected(Topology{}); }), Contains("has no GPUs"));
+}
+
+TEST_CASE("the closed-form diameter of symmetric networks is their longest route", "[topo][builders][limits]") {
+  // measure() no longer routes every pair of a ring, torus, switch or full connection (a ring
+  // of 100k GPUs stored 5e9 link indices); its figure must still be the Router's longest route.
+  std::vector<Topology> networks;
+  for (int32_t n : {1, 2, 3, 8, 9}) {
+    networks.push_back(build_ring(n, 1e9, 1e-6, true));
+    networks.push_back(build_ring(n, 1e9, 1e-6, false));
+    networks.push_back(build_switch(n, 1e9, 1e-6));
+    networks.push_back(build_fully_connected(n, 1e9, 1e-6));
+  }
+  networks.push_back(build_torus({3, 4}, 1e9, 1e-6));
+  networks.push_back(build_torus({2, 5, 1}, 1e9, 1e-6));
+  for (const Topology& network : networks) {
+    Router router(network);
+    int32_t longest = 0;
+    for (int32_t a = 0; a < network.gpu_count(); ++a)
+      for (int32_t b = 0; b < network.gpu_count(); ++b) longest = std::max(longest, router.hops(a, b));
+    INFO(network.name);
+    CHECK(measure(network).diameter_hops == longest);
+  }
+}
+
+TEST_CASE("builders refuse a network past the memory limit before adding a vertex", "[topo][builders][limits]") {
+  setenv("TESSERA_MEMORY_LIMIT", "10MB", 1);
+  // 100k GPUs: 100k x 600 B + 200k x 250 B = 110 MB.
+  CHECK_THROWS_WITH(build_ring(100000, 1e9, 1e-6, true), Contains("more than the limit of 10 MB"));
+  CHECK_THROWS_WITH(build_fully_connected(1000, 1e9, 1e-6), Contains("needs about 250 MB"));
+  CHECK(build_ring(1000, 1e9, 1e-6, true).gpu_count() == 1000);
+  unsetenv("TESSERA_MEMORY_LIMIT");
+  CHECK(estimate_topology_bytes(10, 20) == 600 * 10 + 250 * 20);
 }

@@ -19,6 +19,7 @@
 #include "tessera/core/deprecation.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/hardware_presets.hpp"
+#include "tessera/core/resource_limits.hpp"
 #include "tessera/core/units.hpp"
 #include "tessera/core/yaml_reader.hpp"
 #include "tessera/topologies/builders.hpp"
@@ -452,6 +453,12 @@ std::optional<Topology> build_preset(const std::string& name, int32_t gpus) {
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UserError(path + ": cannot be read");
+  // The parsed YAML tree takes ~100 bytes per byte of text (a node per short scalar), and an
+  // explicit graph's links are as many as its lines: refuse a file whose tree would not fit.
+  std::error_code size_error;
+  const auto file_bytes = std::filesystem::file_size(path, size_error);
+  if (!size_error) require_memory(100.0 * static_cast<double>(file_bytes), path + " (a topology file of " +
+                                                                             format_bytes(static_cast<double>(file_bytes)) + ")");
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();

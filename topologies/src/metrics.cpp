@@ -15,9 +15,26 @@ namespace tessera::topo {
 
 namespace {
 
-// Rings, tori, a single switch and full connection look the same from every GPU, so the
-// longest route from GPU 0 is the longest of all. Every other network: hop counts from each
-// GPU under the same relay rule the Router uses, whose routes are shortest paths (or, under
+// Rings, tori, a single switch and full connection look the same from every GPU, and their
+// routes (routing.hpp) have closed-form lengths: the shorter way round a ring (all the way on
+// a unidirectional one), that in each dimension of a torus, two hops through the switch, one
+// link. Routing from GPU 0 to every GPU instead would store O(P^2) link indices on a ring.
+int32_t symmetric_diameter_hops(const Topology& topology) {
+  const int32_t gpus = topology.gpu_count();
+  if (gpus < 2) return 0;
+  switch (topology.shape) {
+    case TopologyShape::ring: return topology.bidirectional_ring ? gpus / 2 : gpus - 1;
+    case TopologyShape::torus: {
+      int32_t hops = 0;
+      for (int32_t k : topology.torus_dims) hops += k / 2;
+      return hops;
+    }
+    case TopologyShape::single_switch: return 2;
+    default: return 1;
+  }
+}
+
+// Every other network: hop counts from each GPU under the same relay rule the Router uses, whose routes are shortest paths (or, under
 // PXN, two of them joined at a proxy GPU).
 int32_t diameter_hops(const Topology& topology) {
   const int32_t gpus = topology.gpu_count();
@@ -26,11 +43,7 @@ int32_t diameter_hops(const Topology& topology) {
     case TopologyShape::ring:
     case TopologyShape::torus:
     case TopologyShape::single_switch:
-    case TopologyShape::fully_connected: {
-      Router router(topology);
-      for (int32_t gpu = 1; gpu < gpus; ++gpu) longest = std::max(longest, router.hops(0, gpu));
-      return longest;
-    }
+    case TopologyShape::fully_connected: return symmetric_diameter_hops(topology);
     case TopologyShape::hierarchical:
     case TopologyShape::custom: break;
   }

@@ -10,6 +10,7 @@
 
 #include "tessera/backend/device_buffers.hpp"
 #include "tessera/backend/reference.hpp"
+#include "tessera/core/error.hpp"
 #include "tessera/core/pair_count.hpp"
 
 namespace tessera::backend {
@@ -366,6 +367,15 @@ class CpuExecutor final : public ScheduleExecutor {
     const Schedule& schedule = checked.schedule();
     if (schedule.gpus >= (1 << 20) || schedule.chunks() >= (1 << 24) || schedule.head_groups >= (1 << 16))
       return Readiness::unsupported("the CPU executor runs at most 2^20 ranks, 2^24 chunks and 2^16 head groups");
+    // One sequence: the tensors hold no batch dimension (tensors.hpp).
+    if (schedule.problem.batch != 1)
+      return Readiness::unsupported("the schedule's problem has batch " + std::to_string(schedule.problem.batch) +
+                                    "; the executors run one sequence (batch 1)");
+    try {
+      require_host_tensor_memory(schedule.problem);
+    } catch (const UserError& refusal) {
+      return Readiness::unsupported(refusal.what());
+    }
     return Readiness::ready();
   }
   void execute(const schedules::CheckedSchedule& checked, AttentionTensors& tensors, ExecutionRecord& record) override {

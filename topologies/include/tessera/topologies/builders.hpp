@@ -43,6 +43,10 @@ struct DimensionSpec {
 };
 Topology build_from_dimensions(const std::vector<DimensionSpec>& dimensions);
 
+// Bytes a network of this size takes with routing and metrics over it: what every builder
+// checks against the memory limit (core/resource_limits.hpp) before adding a vertex.
+double estimate_topology_bytes(double vertices, double links);
+
 // Throws UserError naming a GPU that cannot reach another one.
 void check_connected(const Topology& topology);
 

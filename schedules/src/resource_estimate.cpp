@@ -1,0 +1,92 @@
+// Closed-form memory estimates of schedules. The figures per unit come from peak resident set
+// sizes (/usr/bin/time -v) of `tessera cost` and `tessera simulate` on 64 to 256 GPUs, 1M
+// tokens, passes forward and backward, RelWithDebInfo build, rounded up:
+//  - ring (either side), assignment: ~9 ops per block row and step, 1.4 kB per P^2 for both
+//    passes (cost, 256 GPUs: 92 MB; simulate adds ~25 %): 1000 B per P^2 and pass;
+//  - all-gather: P^2 collective transfers and blocks per pass, 420 B per P^2 for both: 250 B;
+//  - ulysses and usp: every head group computes every block, u * P^2 blocks per pass at 34 B
+//    per block for both passes (ulysses 256 GPUs: 568 MB; usp 32x8: 120 MB): 30 B per block and
+//    pass, plus the ring part of usp (u rings of r members: u * r^2 ring steps) at the ring's
+//    figure;
+//  - attention2d: 170 B per P^2 for both passes (16x16): 120 B per P^2 and pass;
+//  - mesh: 400 B per P^2 for both passes (its chosen tile): 250 B per P^2 and pass;
+//  - mesh and attention2d on a long tile (1x256, 256x1: 55 to 132 MB on 256 GPUs) run rings as
+//    long as its longer side: the ring's figure times that side over P on top.
+// Every schedule also holds the block grid's cache of pairs per block, 8 B per P^2.
+#include "tessera/schedules/resource_estimate.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "head_split.hpp"
+#include "tessera/core/resource_limits.hpp"
+
+namespace tessera::schedules {
+
+namespace {
+
+constexpr double kGridBytesPerBlock = 8;
+constexpr double kRingBytesPerBlockPass = 1000;
+constexpr double kAllGatherBytesPerBlockPass = 250;
+constexpr double kHeadSplitBytesPerBlockPass = 30;
+constexpr double kAttention2dBytesPerBlockPass = 120;
+constexpr double kMeshBytesPerBlockPass = 250;
+// A schedule already built: per op, block, item and transfer, its analysis (dependencies,
+// partners, buffers) and the simulator's per-op state (ring, 256 GPUs: 1.2M elements, 92 MB
+// in all with the schedule itself).
+constexpr double kCheckBytesPerElement = 80;
+
+// The Ulysses degree usp takes by default (usp.cpp): the largest divisor of P that splits the
+// heads evenly. O(P) divisions at most.
+double default_ulysses_degree(const Problem& problem, int32_t gpus) {
+  for (int32_t u = gpus; u > 1; --u)
+    if (gpus % u == 0 && head_split_problem(problem, u).empty()) return u;
+  return 1;
+}
+
+}  // namespace
+
+double estimate_schedule_bytes(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options) {
+  const double gpus = options.gpus;
+  const double blocks = gpus * gpus;
+  const double passes = (problem.has_forward() ? 1 : 0) + (problem.has_backward() ? 1 : 0);
+  double per_pass = 0;
+  if (algorithm == "ring" || algorithm == "assignment") {
+    per_pass = kRingBytesPerBlockPass * blocks;
+  } else if (algorithm == "all-gather") {
+    per_pass = kAllGatherBytesPerBlockPass * blocks;
+  } else if (algorithm == "ulysses") {
+    per_pass = kHeadSplitBytesPerBlockPass * gpus * blocks;
+  } else if (algorithm == "usp") {
+    const double u = options.tile ? std::max(1, options.tile->first) : default_ulysses_degree(problem, options.gpus);
+    const double r = gpus / u;
+    per_pass = kHeadSplitBytesPerBlockPass * u * blocks + kRingBytesPerBlockPass * u * r * r;
+  } else if (algorithm == "attention2d" || algorithm == "mesh") {
+    // Without a tile the generator picks a near-square one.
+    const double longer_side =
+        options.tile ? std::max(options.tile->first, options.tile->second) : std::sqrt(gpus);
+    per_pass = (algorithm == "mesh" ? kMeshBytesPerBlockPass : kAttention2dBytesPerBlockPass) * blocks +
+               kRingBytesPerBlockPass * blocks * longer_side / gpus;
+  }
+  return kGridBytesPerBlock * blocks + passes * per_pass;
+}
+
+double estimate_check_bytes(const Schedule& schedule) {
+  const double gpus = schedule.gpus;
+  double transfers = 0;
+  for (const Collective& collective : schedule.collectives) transfers += static_cast<double>(collective.transfers.size());
+  const double elements = static_cast<double>(schedule.ops.size() + schedule.blocks.size() + schedule.items.size()) + transfers;
+  return kGridBytesPerBlock * gpus * gpus + kCheckBytesPerElement * elements;
+}
+
+void require_schedule_memory(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options,
+                             int concurrent) {
+  const double bytes = estimate_schedule_bytes(algorithm, problem, options) * std::max(1, concurrent);
+  std::string what = algorithm;
+  if (options.tile) what += " " + to_string(*options.tile);
+  what += " on " + std::to_string(options.gpus) + " GPUs";
+  if (concurrent > 1) what += " (" + std::to_string(concurrent) + " evaluated at once)";
+  require_memory(bytes, what);
+}
+
+}  // namespace tessera::schedules
