@@ -1,11 +1,14 @@
 #include "tessera/core/calibration_file.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/json_io.hpp"
 
 namespace tessera {
 
@@ -19,49 +22,78 @@ MessageCosts CalibratedMessageCosts::over(const MessageCosts& base) const {
 
 namespace {
 
-nlohmann::json parse_object(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) throw UserError(path + ": cannot open the calibration file");
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(file);
-  } catch (const nlohmann::json::parse_error& error) {
-    throw UserError(path + ": not valid JSON (" + std::string(error.what()) + ")");
+using nlohmann::json;
+
+// A field's plausible range (calibration_file.hpp states them): a value outside is a broken
+// measurement, refused here rather than turned into a simulation of 10^30 seconds.
+struct Range {
+  double min, max;
+  bool min_inclusive = true;
+};
+
+constexpr Range kFlopsPerS{1e6, 1e18};
+constexpr Range kBytesPerS{1e6, 1e15};
+constexpr Range kEfficiency{1e-3, 1.0};
+constexpr Range kHalfEfficiencyTokens{0, 1e6, false};
+constexpr Range kRateRatio{1e-3, 1e3};
+constexpr Range kSeconds{0, 1.0};  // below one second: a launch or a message that takes longer is no measurement
+constexpr Range kFittedLatencyS{-1.0, 1.0};  // a fit may land a little below zero (read as 0)
+
+std::string shown(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+double in_range(const JsonReader& reader, const json& value, const std::string& path, const Range& range) {
+  const double number = reader.number(value, path);
+  const bool above_min = range.min_inclusive ? number >= range.min : number > range.min;
+  if (!above_min || number > range.max)
+    reader.fail(path, "expected a number from " + shown(range.min) + (range.min_inclusive ? "" : " (exclusive)") +
+                          " to " + shown(range.max) + ", got " + shown(number));
+  return number;
+}
+
+void read_optional(const JsonReader& reader, const json& object, const std::string& path, const std::string& key,
+                   const Range& range, std::optional<double>& target) {
+  if (JsonReader::has(object, key)) target = in_range(reader, object.at(key), JsonReader::path_of(path, key), range);
+}
+
+// A misspelt field would silently leave the profile's figure: every key must be known.
+void require_known_keys(const JsonReader& reader, const json& object, const std::string& path,
+                        const std::vector<std::string>& known) {
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    if (std::find(known.begin(), known.end(), it.key()) != known.end()) continue;
+    std::string list;
+    for (const std::string& name : known) list += (list.empty() ? "" : ", ") + name;
+    reader.fail(JsonReader::path_of(path, it.key()), "unknown field (expected one of " + list + ")");
   }
-  if (!json.is_object()) throw UserError(path + ": expected a JSON object");
-  return json;
 }
 
-// The profile's figures: positive numbers where present.
-void read_positive(const nlohmann::json& json, const std::string& path, const char* field, std::optional<double>& target) {
-  if (!json.contains(field)) return;
-  if (!json[field].is_number() || json[field].get<double>() <= 0)
-    throw UserError(path + ": " + field + ": expected a positive number");
-  target = json[field].get<double>();
+std::string gpu_names() {
+  std::string names;
+  for (const GpuPreset& preset : kGpuPresets) names += (names.empty() ? "" : ", ") + std::string(preset.name);
+  return names;
 }
 
-CalibratedMessageCosts read_message(const nlohmann::json& message, const std::string& path) {
-  if (!message.is_object())
-    throw UserError(path + ": message: expected {\"overhead_s\", \"nvlink_latency_s\", \"network_latency_s\"}");
+CalibratedMessageCosts read_message(const JsonReader& reader, const json& message) {
+  reader.object(message, "message");
+  require_known_keys(reader, message, "message", {"overhead_s", "nvlink_latency_s", "network_latency_s"});
   CalibratedMessageCosts costs;
-  auto seconds = [&](const char* field, std::optional<double>& target) {
-    if (!message.contains(field)) return;
-    if (!message[field].is_number() || !(message[field].get<double>() >= 0))
-      throw UserError(path + ": message." + field + ": expected a number of seconds >= 0");
-    target = message[field].get<double>();
-  };
-  seconds("overhead_s", costs.overhead_s);
-  seconds("nvlink_latency_s", costs.nvlink_latency_s);
-  seconds("network_latency_s", costs.network_latency_s);
+  read_optional(reader, message, "message", "overhead_s", kSeconds, costs.overhead_s);
+  read_optional(reader, message, "message", "nvlink_latency_s", kSeconds, costs.nvlink_latency_s);
+  read_optional(reader, message, "message", "network_latency_s", kSeconds, costs.network_latency_s);
   return costs;
 }
 
-CalibratedLink read_link(const nlohmann::json& link, const std::string& path) {
-  if (!link.is_object() || !link.contains("bytes_per_s") || !link["bytes_per_s"].is_number() ||
-      !link.contains("latency_s") || !link["latency_s"].is_number() || !(link["bytes_per_s"].get<double>() > 0))
-    throw UserError(path + ": link: expected {\"bytes_per_s\": positive number, \"latency_s\": number}");
+CalibratedLink read_link(const JsonReader& reader, const json& link) {
+  reader.object(link, "link");
+  require_known_keys(reader, link, "link", {"bytes_per_s", "latency_s"});
+  const double bytes_per_s = in_range(reader, reader.field(link, "link", "bytes_per_s"), "link.bytes_per_s", kBytesPerS);
+  const double latency_s =
+      in_range(reader, reader.field(link, "link", "latency_s"), "link.latency_s", kFittedLatencyS);
   // A fitted intercept below zero is noise around no latency at all.
-  return {link["bytes_per_s"].get<double>(), std::max(0.0, link["latency_s"].get<double>())};
+  return {bytes_per_s, std::max(0.0, latency_s)};
 }
 
 nlohmann::json record_json(const CalibrationRecord& record) {
@@ -80,26 +112,34 @@ nlohmann::json record_json(const CalibrationRecord& record) {
 }  // namespace
 
 CalibrationFile read_calibration_file(const std::string& path) {
-  const nlohmann::json json = parse_object(path);
+  const json document = read_json_file(path, "calibration file");
+  const JsonReader reader(path);
+  if (!document.is_object()) reader.fail("", std::string("expected a JSON object, got ") + document.type_name());
+  require_known_keys(reader, document, "",
+                     {"gpu", "device", "peak_flops_per_s_16bit", "peak_flops_per_s_fp32", "hbm_bytes_per_s",
+                      "max_efficiency", "half_efficiency_tokens", "launch_overhead_s", "backward_rate_ratio",
+                      "message", "link", "measured"});
   CalibrationFile file;
-  if (json.contains("gpu")) {
-    if (!json["gpu"].is_string()) throw UserError(path + ": gpu: expected the name of a GPU profile");
-    file.gpu = json["gpu"].get<std::string>();
+  if (JsonReader::has(document, "gpu")) {
+    const json& gpu = document.at("gpu");
+    if (!gpu.is_string()) reader.fail("gpu", std::string("expected the name of a GPU profile (") + gpu_names() +
+                                                 "), got " + gpu.type_name());
+    file.gpu = gpu.get<std::string>();
+    const bool known = std::any_of(kGpuPresets.begin(), kGpuPresets.end(),
+                                   [&](const GpuPreset& preset) { return preset.name == file.gpu; });
+    if (!known) reader.fail("gpu", "unknown GPU profile " + tessera::quoted(file.gpu) + " (expected " + gpu_names() + ")");
   }
-  if (json.contains("device")) {
-    if (!json["device"].is_string()) throw UserError(path + ": device: expected a string");
-    file.device = json["device"].get<std::string>();
-  }
-  read_positive(json, path, "peak_flops_per_s_16bit", file.peak_flops_per_s_16bit);
-  read_positive(json, path, "peak_flops_per_s_fp32", file.peak_flops_per_s_fp32);
-  read_positive(json, path, "hbm_bytes_per_s", file.hbm_bytes_per_s);
-  read_positive(json, path, "max_efficiency", file.max_efficiency);
-  read_positive(json, path, "half_efficiency_tokens", file.half_efficiency_tokens);
-  read_positive(json, path, "launch_overhead_s", file.launch_overhead_s);
-  read_positive(json, path, "backward_rate_ratio", file.backward_rate_ratio);
-  if (file.max_efficiency.value_or(0) > 1) throw UserError(path + ": max_efficiency: must be at most 1");
-  if (json.contains("message")) file.message = read_message(json["message"], path);
-  if (json.contains("link")) file.link = read_link(json["link"], path);
+  if (JsonReader::has(document, "device")) file.device = reader.text(document.at("device"), "device");
+  read_optional(reader, document, "", "peak_flops_per_s_16bit", kFlopsPerS, file.peak_flops_per_s_16bit);
+  read_optional(reader, document, "", "peak_flops_per_s_fp32", kFlopsPerS, file.peak_flops_per_s_fp32);
+  read_optional(reader, document, "", "hbm_bytes_per_s", kBytesPerS, file.hbm_bytes_per_s);
+  read_optional(reader, document, "", "max_efficiency", kEfficiency, file.max_efficiency);
+  read_optional(reader, document, "", "half_efficiency_tokens", kHalfEfficiencyTokens, file.half_efficiency_tokens);
+  read_optional(reader, document, "", "launch_overhead_s", kSeconds, file.launch_overhead_s);
+  read_optional(reader, document, "", "backward_rate_ratio", kRateRatio, file.backward_rate_ratio);
+  if (JsonReader::has(document, "message")) file.message = read_message(reader, document.at("message"));
+  if (JsonReader::has(document, "link")) file.link = read_link(reader, document.at("link"));
+  // "measured" is the record of the fit, written for people: any JSON is accepted, none is read.
   return file;
 }
 
@@ -127,8 +167,9 @@ void write_calibration_file(const std::string& path, const CalibrationFile& file
   if (file.measured) json["measured"] = record_json(*file.measured);
   std::ofstream out(path);
   if (!out) throw UserError(path + ": cannot write the calibration file");
-  out << json.dump(2) << "\n";
-  if (!out) throw UserError(path + ": writing failed");
+  out << json_text(json, 2) << "\n";
+  out.flush();
+  if (!out) throw UserError(path + ": writing the calibration file failed (disk full?)");
 }
 
 }  // namespace tessera

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/resource_limits.hpp"
 
 namespace tessera::gui {
 
@@ -66,6 +67,20 @@ void read_section(const QJsonObject& root, const char* section, std::vector<Fiel
   }
 }
 
+// "3:14": the 1-based line and column of byte `offset` of `text` (where Qt's parser stopped).
+QString line_and_column(const QByteArray& text, qsizetype offset) {
+  qsizetype line = 1, column = 1;
+  for (qsizetype at = 0; at < offset && at < text.size(); ++at) {
+    if (text[at] == '\n') ++line, column = 1;
+    else ++column;
+  }
+  return QString::number(line) + ":" + QString::number(column);
+}
+
+// Parsed JSON takes several times its text's size; a session file is a few hundred bytes, so a
+// file this multiple of its size past the memory limit is not a session file.
+constexpr double kParsedBytesPerTextByte = 16;
+
 QJsonObject section_json(const std::vector<Field>& fields) {
   QJsonObject object;
   for (const Field& field : fields) object.insert(field.name, QString::fromStdString(*field.value));
@@ -93,7 +108,8 @@ Session parse_session(const QByteArray& json, const QString& source, const QStri
   QJsonParseError error;
   const QJsonDocument document = QJsonDocument::fromJson(json, &error);
   if (error.error != QJsonParseError::NoError)
-    throw UserError((source + ": not valid JSON at byte " + QString::number(error.offset) + ": " + error.errorString())
+    throw UserError((source + ":" + line_and_column(json, error.offset) + ": not valid JSON (" + error.errorString() +
+                     ")")
                         .toStdString());
   if (!document.isObject()) throw UserError((source + ": expected a JSON object").toStdString());
   const QJsonObject root = document.object();
@@ -149,9 +165,15 @@ Session parse_session(const QByteArray& json, const QString& source, const QStri
 }
 
 Session read_session(const QString& path) {
+  const QFileInfo info(path);
+  if (info.isDir()) throw UserError((path + ": is a directory, expected a session file").toStdString());
   QFile file(path);
   if (!file.open(QIODevice::ReadOnly)) throw UserError((path + ": cannot be read").toStdString());
-  return parse_session(file.readAll(), path, QFileInfo(path).absolutePath());
+  require_memory(static_cast<double>(file.size()) * kParsedBytesPerTextByte, "reading " + path.toStdString());
+  const QByteArray text = file.readAll();
+  if (file.error() != QFileDevice::NoError)
+    throw UserError((path + ": reading failed (" + file.errorString() + ")").toStdString());
+  return parse_session(text, path, info.absolutePath());
 }
 
 QByteArray session_to_json(const Session& session, const QString& base_dir) {

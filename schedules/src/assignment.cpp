@@ -5,54 +5,75 @@
 // owner. Sends go in destination order and receives in source order (query side before
 // key/value, row partials before column partials), so every pair of GPUs agrees on the order
 // of its messages.
-#include <fstream>
+#include <cstdint>
 
 #include <nlohmann/json.hpp>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/json_io.hpp"
+#include "tessera/core/resource_limits.hpp"
 #include "tessera/schedules/generators.hpp"
 
 namespace tessera::schedules {
 
 namespace {
 
-std::vector<std::vector<int32_t>> read_assignment(const std::string& path, int32_t gpus, const BlockGrid& grid) {
+// What the schedule built from a matrix can take per block (query chunk, key/value chunk), and
+// pass: the matrix entry and the two "needs" flags, the block itself, and up to four messages
+// (a send and a receive each) of an op and up to three items. An estimate on the generous side,
+// so that a --gpus the machine cannot hold is refused before anything is allocated.
+constexpr double kBytesPerBlockPerPass = 256;
+
+using Matrix = std::vector<std::vector<int32_t>>;
+
+// The file {"gpus": P, "assignment": [[...], ...]}: P rows of P GPU indices (-1 for a block
+// that is fully masked). Every failure names the file and the entry.
+Matrix read_assignment(const std::string& path, int32_t gpus, const BlockGrid& grid) {
   if (path.empty()) throw UserError("algorithm 'assignment' needs --input FILE (a JSON assignment matrix)");
-  std::ifstream file(path);
-  if (!file) throw UserError(path + ": cannot open the file");
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(file);
-  } catch (const nlohmann::json::parse_error& error) {
-    throw UserError(path + ": not valid JSON (" + std::string(error.what()) + ")");
+  const nlohmann::json json = read_json_file(path, "assignment file");
+  const JsonReader reader(path);
+  if (!json.is_object())
+    reader.fail("", std::string("expected an object {\"gpus\": P, \"assignment\": [[...], ...]}, got ") +
+                        json.type_name());
+  const int64_t file_gpus = reader.integer(reader.field(json, "", "gpus"), "gpus", 1, INT32_MAX);
+  if (file_gpus != gpus)
+    reader.fail("gpus", "the file is for " + std::to_string(file_gpus) + " GPUs but --gpus is " + std::to_string(gpus));
+  const nlohmann::json& rows = reader.array(reader.field(json, "", "assignment"), "assignment");
+  const auto size = static_cast<size_t>(gpus);
+  if (rows.size() != size)
+    reader.fail("assignment", "expected " + std::to_string(gpus) + " rows (one per query chunk), got " +
+                                  std::to_string(rows.size()));
+  // The shape first: a file of P short rows must not make us allocate P x P entries.
+  for (size_t i = 0; i < size; ++i) {
+    const std::string where = JsonReader::path_of("assignment", i);
+    if (reader.array(rows[i], where).size() != size)
+      reader.fail(where, "expected " + std::to_string(gpus) + " entries (one per key/value chunk), got " +
+                             std::to_string(rows[i].size()));
   }
-  if (!json.is_object()) throw UserError(path + ": expected an object {\"gpus\": P, \"assignment\": [[...], ...]}");
-  if (!json.contains("gpus") || !json["gpus"].is_number_integer())
-    throw UserError(path + ": gpus: expected the GPU count as an integer");
-  if (json["gpus"].get<int64_t>() != gpus)
-    throw UserError(path + ": gpus: the file is for " + std::to_string(json["gpus"].get<int64_t>()) +
-                    " GPUs but --gpus is " + std::to_string(gpus));
-  if (!json.contains("assignment") || !json["assignment"].is_array() ||
-      json["assignment"].size() != static_cast<size_t>(gpus))
-    throw UserError(path + ": assignment: expected " + std::to_string(gpus) + " rows (one per query chunk)");
-  std::vector<std::vector<int32_t>> matrix(static_cast<size_t>(gpus), std::vector<int32_t>(static_cast<size_t>(gpus), -1));
-  for (int32_t i = 0; i < gpus; ++i) {
-    const auto& row = json["assignment"][static_cast<size_t>(i)];
-    const std::string where = path + ": assignment[" + std::to_string(i) + "]";
-    if (!row.is_array() || row.size() != static_cast<size_t>(gpus))
-      throw UserError(where + ": expected " + std::to_string(gpus) + " entries (one per key/value chunk)");
-    for (int32_t j = 0; j < gpus; ++j) {
-      const auto& entry = row[static_cast<size_t>(j)];
-      const std::string cell = where + "[" + std::to_string(j) + "]";
-      if (!entry.is_number_integer()) throw UserError(cell + ": expected a GPU index (or -1 for a masked block)");
-      int64_t gpu = entry.get<int64_t>();
-      if (!grid.has_work(i, j)) continue;  // fully masked: nobody computes it
-      if (gpu < 0 || gpu >= gpus)
-        throw UserError(cell + ": GPU " + std::to_string(gpu) + " does not exist (" + std::to_string(gpus) +
-                        " GPUs); this block has work and needs one");
-      matrix[static_cast<size_t>(i)][static_cast<size_t>(j)] = static_cast<int32_t>(gpu);
+  const double passes = grid.problem().pass == Pass::both ? 2 : 1;
+  require_memory(static_cast<double>(gpus) * static_cast<double>(gpus) * kBytesPerBlockPerPass * passes,
+                 path + ": a schedule from an assignment of " + std::to_string(gpus) + " x " + std::to_string(gpus) +
+                     " blocks");
+  Matrix matrix(size, std::vector<int32_t>(size, -1));
+  for (size_t i = 0; i < size; ++i)
+    for (size_t j = 0; j < size; ++j) {
+      const std::string cell = JsonReader::path_of(JsonReader::path_of("assignment", i), j);
+      const nlohmann::json& entry = rows[i][j];
+      if (!entry.is_number_integer())
+        reader.fail(cell, std::string("expected a GPU index (or -1 for a masked block), got ") +
+                              (entry.is_number() ? json_text(entry) : entry.type_name()));
+      // Compared as the type it was read as: an index past INT64_MAX is just a GPU that does
+      // not exist, never a wrapped one.
+      const bool exists = entry.is_number_unsigned() ? entry.get<uint64_t>() < size
+                                                     : entry.get<int64_t>() >= 0 && entry.get<int64_t>() < gpus;
+      const bool minus_one = !entry.is_number_unsigned() && entry.get<int64_t>() == -1;
+      const bool masked = !grid.has_work(static_cast<int64_t>(i), static_cast<int64_t>(j));
+      if (masked && (exists || minus_one)) continue;  // fully masked: nobody computes it
+      if (!exists)
+        reader.fail(cell, "GPU " + json_text(entry) + " does not exist (" + std::to_string(gpus) + " GPUs); " +
+                              (masked ? "write -1 for this fully masked block" : "this block has work and needs one"));
+      matrix[i][j] = static_cast<int32_t>(entry.get<int64_t>());
     }
-  }
   return matrix;
 }
 

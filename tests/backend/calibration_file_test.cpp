@@ -97,23 +97,70 @@ TEST_CASE("bad calibration files are refused naming the file and the field", "[b
     return std::string("accepted");
   };
   CHECK(refusal("calibration_bad_1.json", R"({"max_efficiency": -1})") ==
-        "calibration_bad_1.json: max_efficiency: expected a positive number");
+        "calibration_bad_1.json: max_efficiency: expected a number from 0.001 to 1, got -1");
   CHECK(refusal("calibration_bad_2.json", R"({"max_efficiency": 1.5})") ==
-        "calibration_bad_2.json: max_efficiency: must be at most 1");
+        "calibration_bad_2.json: max_efficiency: expected a number from 0.001 to 1, got 1.5");
   CHECK(refusal("calibration_bad_3.json", R"({"peak_flops_per_s_16bit": "fast"})") ==
-        "calibration_bad_3.json: peak_flops_per_s_16bit: expected a positive number");
+        "calibration_bad_3.json: peak_flops_per_s_16bit: expected a number, got string");
   CHECK(refusal("calibration_bad_4.json", R"({"message": {"overhead_s": -1}})") ==
-        "calibration_bad_4.json: message.overhead_s: expected a number of seconds >= 0");
+        "calibration_bad_4.json: message.overhead_s: expected a number from 0 to 1, got -1");
   CHECK(refusal("calibration_bad_5.json", R"({"message": 3})") ==
-        R"(calibration_bad_5.json: message: expected {"overhead_s", "nvlink_latency_s", "network_latency_s"})");
+        "calibration_bad_5.json: message: expected a JSON object, got number");
   CHECK(refusal("calibration_bad_6.json", R"({"link": {"bytes_per_s": 0, "latency_s": 0}})") ==
-        R"(calibration_bad_6.json: link: expected {"bytes_per_s": positive number, "latency_s": number})");
+        "calibration_bad_6.json: link.bytes_per_s: expected a number from 1e+06 to 1e+15, got 0");
   CHECK(refusal("calibration_bad_7.json", R"({"link": {"bytes_per_s": 1e9}})") ==
-        R"(calibration_bad_7.json: link: expected {"bytes_per_s": positive number, "latency_s": number})");
-  CHECK(refusal("calibration_bad_8.json", "[1, 2]") == "calibration_bad_8.json: expected a JSON object");
+        "calibration_bad_7.json: link.latency_s: missing");
+  CHECK(refusal("calibration_bad_8.json", "[1, 2]") == "calibration_bad_8.json: expected a JSON object, got array");
   CHECK(refusal("calibration_bad_9.json", R"({"gpu": 100})") ==
-        "calibration_bad_9.json: gpu: expected the name of a GPU profile");
-  CHECK(refusal("calibration_bad_10.json", "{not json").rfind("calibration_bad_10.json: not valid JSON (", 0) == 0);
+        "calibration_bad_9.json: gpu: expected the name of a GPU profile (h100, h200, a100), got number");
+  const std::string syntax = refusal("calibration_bad_10.json", "{not json");
+  CHECK(syntax.rfind("calibration_bad_10.json:1:", 0) == 0);
+  CHECK(syntax.find(": not valid JSON (") != std::string::npos);
+  // The ranges of the header: a tiny peak or efficiency once stalled the simulation.
+  CHECK(refusal("calibration_bad_11.json", R"({"peak_flops_per_s_16bit": 1e-12})") ==
+        "calibration_bad_11.json: peak_flops_per_s_16bit: expected a number from 1e+06 to 1e+18, got 1e-12");
+  CHECK(refusal("calibration_bad_12.json", R"({"max_efficiency": 1e-6})") ==
+        "calibration_bad_12.json: max_efficiency: expected a number from 0.001 to 1, got 1e-06");
+  CHECK(refusal("calibration_bad_13.json", R"({"half_efficiency_tokens": 0})") ==
+        "calibration_bad_13.json: half_efficiency_tokens: expected a number from 0 (exclusive) to 1e+06, got 0");
+  CHECK(refusal("calibration_bad_14.json", R"({"launch_overhead_s": 2})") ==
+        "calibration_bad_14.json: launch_overhead_s: expected a number from 0 to 1, got 2");
+  CHECK(refusal("calibration_bad_15.json", R"({"hbm_bytes_per_s": 1e16})") ==
+        "calibration_bad_15.json: hbm_bytes_per_s: expected a number from 1e+06 to 1e+15, got 1e+16");
+  CHECK(refusal("calibration_bad_16.json", R"({"gpu": "h1000"})") ==
+        "calibration_bad_16.json: gpu: unknown GPU profile 'h1000' (expected h100, h200, a100)");
+  CHECK(refusal("calibration_bad_17.json", R"({"link": {"bytes_per_s": 1e9, "latency_s": 0, "jitter_s": 0}})") ==
+        "calibration_bad_17.json: link.jitter_s: unknown field (expected one of bytes_per_s, latency_s)");
+  CHECK(refusal("calibration_bad_18.json", R"({"peak_flops_per_s_16bit": 1e999})")
+            .rfind("calibration_bad_18.json", 0) == 0);
+  CHECK(refusal("calibration_bad_19.json", "") .rfind("calibration_bad_19.json:1:1: not valid JSON", 0) == 0);
   CHECK_THROWS_WITH(read_calibration_file("calibration_no_such_file.json"),
                     "calibration_no_such_file.json: cannot open the calibration file");
+}
+
+TEST_CASE("calibration figures at the edges of their ranges are read", "[backend][calibration]") {
+  write_text(scratch_path("calibration_edges.json"),
+             R"({"peak_flops_per_s_16bit": 1e6, "peak_flops_per_s_fp32": 1e18, "max_efficiency": 0.001,
+                 "half_efficiency_tokens": 1e6, "launch_overhead_s": 0, "backward_rate_ratio": 1000,
+                 "hbm_bytes_per_s": 1e15, "message": {"overhead_s": 1, "nvlink_latency_s": 0},
+                 "link": {"bytes_per_s": 1e6, "latency_s": 1}, "measured": ["any", {"json": null}]})");
+  const CalibrationFile read = read_calibration_file(scratch_path("calibration_edges.json"));
+  CHECK(read.peak_flops_per_s_16bit == 1e6);
+  CHECK(read.peak_flops_per_s_fp32 == 1e18);
+  CHECK(read.max_efficiency == 0.001);
+  CHECK(read.half_efficiency_tokens == 1e6);
+  CHECK(read.launch_overhead_s == 0);
+  CHECK(read.backward_rate_ratio == 1000);
+  CHECK(read.hbm_bytes_per_s == 1e15);
+  CHECK(read.message->overhead_s == 1);
+  CHECK(read.link->bytes_per_s == 1e6);
+  CHECK(read.link->latency_s == 1);
+}
+
+TEST_CASE("a device name that is not UTF-8 is written (replaced) and reads back", "[backend][calibration]") {
+  CalibrationFile written;
+  written.device = "cuda/\xff\xfe";
+  write_calibration_file(scratch_path("calibration_device_utf8.json"), written);
+  const CalibrationFile read = read_calibration_file(scratch_path("calibration_device_utf8.json"));
+  CHECK(read.device == "cuda/\xEF\xBF\xBD\xEF\xBF\xBD");  // each bad byte is U+FFFD
 }

@@ -50,7 +50,22 @@ TEST_CASE("gui::Session: the sweep file is kept relative to the session file", "
 
 TEST_CASE("gui::Session: bad files name the field", "[gui]") {
   auto parse = [](const char* json) { return parse_session(QByteArray(json), "s.json"); };
-  SECTION("not JSON") { CHECK_THROWS_WITH(parse("{\"format\": "), Catch::StartsWith("s.json: not valid JSON at byte")); }
+  SECTION("not JSON: the line and column are named") {
+    CHECK_THROWS_WITH(parse("{\n  \"format\": "), Catch::StartsWith("s.json:2:") && Catch::Contains("not valid JSON"));
+    CHECK_THROWS_WITH(parse(""), Catch::StartsWith("s.json:1:1: not valid JSON"));
+  }
+  SECTION("a number past a double") {
+    CHECK_THROWS_WITH(parse(R"({"format": "tessera-gui-session", "version": 1, "selected_gpu": 1e999})"),
+                      Catch::StartsWith("s.json:1:") && Catch::Contains("not valid JSON"));
+  }
+  SECTION("whole numbers past the integers are not taken for text") {
+    CHECK_THROWS_WITH(parse(R"({"format": "tessera-gui-session", "version": 1, "problem": {"gpus": 1e30}})"),
+                      Catch::Contains("s.json: problem.gpus: expected a string (or a whole number)"));
+    CHECK_THROWS_WITH(parse(R"({"format": "tessera-gui-session", "version": 1, "selected_gpu": 4294967296})"),
+                      Catch::Contains("s.json: selected_gpu: expected a GPU index"));
+    CHECK_THROWS_WITH(parse(R"({"format": "tessera-gui-session", "version": 1e300})"),
+                      Catch::Contains("s.json: version: expected 1"));
+  }
   SECTION("not an object") { CHECK_THROWS_WITH(parse("[1, 2]"), Catch::Contains("expected a JSON object")); }
   SECTION("wrong format") {
     CHECK_THROWS_WITH(parse(R"({"format": "x", "version": 1})"), Catch::Contains("s.json: format: expected"));
@@ -80,6 +95,21 @@ TEST_CASE("gui::Session: bad files name the field", "[gui]") {
                       Catch::Contains("selected_gpu: expected a GPU index"));
   }
   SECTION("a missing file") { CHECK_THROWS_AS(read_session("/nonexistent/session.json"), UserError); }
+  SECTION("a directory, an empty file, a truncated file") {
+    QTemporaryDir dir;
+    CHECK_THROWS_WITH(read_session(dir.path()), Catch::Contains(dir.path().toStdString() + ": is a directory"));
+    const QString empty = dir.filePath("empty.json");
+    QFile(empty).open(QIODevice::WriteOnly);
+    CHECK_THROWS_WITH(read_session(empty), Catch::StartsWith(empty.toStdString() + ":1:1: not valid JSON"));
+    const QString truncated = dir.filePath("truncated.json");
+    write_session(truncated, default_session());
+    QFile file(truncated);
+    REQUIRE(file.open(QIODevice::ReadWrite));
+    REQUIRE(file.resize(file.size() / 2));
+    file.close();
+    CHECK_THROWS_WITH(read_session(truncated), Catch::StartsWith(truncated.toStdString() + ":") &&
+                                                   Catch::Contains("not valid JSON"));
+  }
 }
 
 TEST_CASE("gui::Session: whole numbers are accepted for text fields", "[gui]") {

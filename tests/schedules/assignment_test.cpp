@@ -103,3 +103,26 @@ TEST_CASE("bad assignment files are refused with the entry named", "[assignment]
   REQUIRE_THROWS_WITH(from_file(problem, 2, scratch_path("assignment_text.json")), Catch::Contains("not valid JSON"));
   REQUIRE_THROWS_AS(from_file(problem, 2, "assignment_missing.json"), UserError);
 }
+
+TEST_CASE("fully masked blocks take -1 or a GPU; anything else is refused naming the entry", "[assignment]") {
+  // Causal, 2 GPUs, contiguous: block (0, 1) (queries before keys) is fully masked.
+  Problem problem = problem_for(2, MaskKind::causal, Pass::forward);
+  std::ofstream(scratch_path("assignment_masked.json")) << R"({"gpus": 2, "assignment": [[0, -1], [1, 1]]})";
+  CHECK(check_schedule(from_file(problem, 2, scratch_path("assignment_masked.json")),
+                       BlockGrid(problem, Layout::contiguous, 2))
+            .ok());
+  std::ofstream(scratch_path("assignment_masked_9.json")) << R"({"gpus": 2, "assignment": [[0, 9], [1, 1]]})";
+  CHECK_THROWS_WITH(from_file(problem, 2, scratch_path("assignment_masked_9.json")),
+                    scratch_path("assignment_masked_9.json") +
+                        ": assignment[0][1]: GPU 9 does not exist (2 GPUs); write -1 for this fully masked block");
+  // A block with work cannot be left to nobody.
+  std::ofstream(scratch_path("assignment_unowned.json")) << R"({"gpus": 2, "assignment": [[-1, -1], [1, 1]]})";
+  CHECK_THROWS_WITH(from_file(problem, 2, scratch_path("assignment_unowned.json")),
+                    scratch_path("assignment_unowned.json") +
+                        ": assignment[0][0]: GPU -1 does not exist (2 GPUs); this block has work and needs one");
+  // Rows checked for shape before anything is allocated.
+  std::ofstream(scratch_path("assignment_short_rows.json")) << R"({"gpus": 2, "assignment": [[], []]})";
+  CHECK_THROWS_WITH(from_file(problem, 2, scratch_path("assignment_short_rows.json")),
+                    scratch_path("assignment_short_rows.json") +
+                        ": assignment[0]: expected 2 entries (one per key/value chunk), got 0");
+}

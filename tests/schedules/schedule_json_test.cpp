@@ -209,9 +209,45 @@ TEST_CASE("schedule files round trip and name the file in errors", "[schedule_js
     std::ofstream broken(path);
     broken << "{ \"format\": ";
   }
-  CHECK_THROWS_WITH(read_schedule_file(path), Catch::Contains(path + ": not valid JSON"));
+  CHECK_THROWS_WITH(read_schedule_file(path), Catch::StartsWith(path + ":1:13: not valid JSON"));
   std::remove(path.c_str());
   CHECK_THROWS_WITH(read_schedule_file(path), Catch::Contains(path + ": cannot open"));
+}
+
+// A name that is not UTF-8 (read from a YAML file, say) must not make writing the file throw:
+// the bad bytes are written as U+FFFD and the file reads back.
+TEST_CASE("a schedule named with bytes that are not UTF-8 is written and reads back", "[schedule_json]") {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("tessera_schedule_utf8_" + std::to_string(::getpid()) + ".json")).string();
+  Schedule original = hand_built();
+  original.algorithm = "ring-\xff";
+  write_schedule_file(original, path);
+  const Schedule back = read_schedule_file(path);
+  CHECK(back.algorithm == "ring-\xEF\xBF\xBD");
+  CHECK(back.ops.size() == original.ops.size());
+  std::remove(path.c_str());
+}
+
+// Numbers that no int64 or int32 holds are refused as out of range, never wrapped.
+TEST_CASE("schedule JSON numbers past 64 bits, fractions and huge floats are refused", "[schedule_json]") {
+  const json valid = schedule_to_json(hand_built());
+  json doc = valid;
+  doc["ops"][0]["blocks"][0][1] = 18446744073709551615ull;  // would wrap to -1
+  CHECK_THROWS_WITH(schedule_from_json(doc), "ops[0].blocks[0][1]: 18446744073709551615 is out of range [0, 2]");
+  doc = valid;
+  doc["ops"][3]["peer"] = 1.0;
+  CHECK_THROWS_WITH(schedule_from_json(doc), "ops[3].peer: expected an integer in [0, 2], got 1.0");
+  doc = valid;
+  doc["problem"]["heads"] = 1e300;
+  CHECK_THROWS_WITH(schedule_from_json(doc), "problem.heads: expected an integer in [1, 1048576], got 1e+300");
+  doc = valid;
+  doc["gpus"] = int64_t{1} << 32;  // past int32: never truncated to 0
+  CHECK_THROWS_WITH(schedule_from_json(doc), "gpus: 4294967296 is out of range [1, 1048576]");
+  // The checker keys a head group in 16 bits: more groups than that are refused.
+  doc = valid;
+  doc["problem"]["heads"] = doc["problem"]["kv_heads"] = 1 << 17;
+  doc["head_groups"] = 1 << 17;
+  CHECK_THROWS_WITH(schedule_from_json(doc), "head_groups: 131072 is out of range [1, 65536]");
 }
 
 // One mutation of the valid JSON per case; each must be a UserError whose message names the

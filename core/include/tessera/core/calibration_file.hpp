@@ -13,7 +13,17 @@
 //    "link": {"bytes_per_s": 3e11, "latency_s": 1e-5},   the executor's own transfers
 //    "measured": {...}}                   what the fit was made from, for the record
 // Every field is optional ("gpu" defaults to h100): a field present replaces the profile's or the
-// hardware's figure, one absent leaves it.
+// hardware's figure, one absent leaves it. An unknown field is an error (a misspelt one would
+// silently leave the profile's figure), and so is a value outside its plausible range, since a
+// broken measurement would otherwise become a simulation of 10^30 seconds or none at all:
+//   peak_flops_per_s_16bit, peak_flops_per_s_fp32   1e6 to 1e18 FLOP/s
+//   hbm_bytes_per_s, link.bytes_per_s               1e6 to 1e15 bytes/s
+//   max_efficiency                                  1e-3 to 1
+//   half_efficiency_tokens                          above 0, up to 1e6 tokens
+//   backward_rate_ratio                             1e-3 to 1e3
+//   launch_overhead_s, message.*                    0 to 1 s
+//   link.latency_s                                  -1 to 1 s (a fitted value below 0 reads as 0)
+// "gpu" must name a profile of hardware_presets.hpp; "measured" may hold anything.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -44,8 +54,8 @@ struct CalibrationRecord {
 
 // Transfers between two ranks as an executor makes them: time = latency + bytes / bandwidth.
 struct CalibratedLink {
-  double bytes_per_s = 0;  // positive
-  double latency_s = 0;    // a negative value in a file reads as 0
+  double bytes_per_s = 0;  // 1e6 to 1e15
+  double latency_s = 0;    // 0 to 1 s; a negative value in a file (down to -1 s) reads as 0
 };
 
 // Per-message costs (network_model.hpp), each one measured or not.
@@ -58,16 +68,16 @@ struct CalibratedMessageCosts {
 struct CalibrationFile {
   std::string gpu{kDefaultGpu.name};
   std::optional<std::string> device;
-  // The GPU profile's compute model: positive where present, max_efficiency at most 1.
+  // The GPU profile's compute model, each within its range above where present.
   std::optional<double> peak_flops_per_s_16bit, peak_flops_per_s_fp32, hbm_bytes_per_s, max_efficiency,
       half_efficiency_tokens, launch_overhead_s, backward_rate_ratio;
-  std::optional<CalibratedMessageCosts> message;  // seconds >= 0 where present
+  std::optional<CalibratedMessageCosts> message;  // seconds in [0, 1] where present
   std::optional<CalibratedLink> link;
   std::optional<CalibrationRecord> measured;
 };
 
 // Reads and checks the whole file. UserError naming the file and the field, e.g.
-// "cal.json: max_efficiency: expected a positive number".
+// "cal.json: max_efficiency: expected a number from 0.001 to 1, got 1.5".
 CalibrationFile read_calibration_file(const std::string& path);
 
 // Writes the fields present, as indented JSON. UserError naming the file when it cannot.

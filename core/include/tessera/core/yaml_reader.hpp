@@ -31,16 +31,20 @@ class YamlReader {
   // The value under `key`; fails when it is missing or empty.
   YAML::Node field(const YAML::Node& map, const std::string& path, const std::string& key) const;
 
-  // A finite number.
+  // A finite number (".inf", ".nan" and 1e999 are refused as not finite).
   double number(const YAML::Node& node, const std::string& name) const;
+  // A finite number from `min` to `max`.
+  double number(const YAML::Node& node, const std::string& name, double min, double max) const;
   double positive(const YAML::Node& map, const std::string& path, const std::string& key) const;
   double non_negative(const YAML::Node& map, const std::string& path, const std::string& key) const;
-  // A whole number from `min` to 2^24.
-  int32_t integer(const YAML::Node& node, int32_t min, const std::string& name) const;
-  int32_t integer(const YAML::Node& map, const std::string& path, const std::string& key, int32_t min) const;
+  // A whole number from `min` to `max` (2^24 unless said); digits past 64 bits are out of range.
+  static constexpr int32_t kMaxInteger = int32_t{1} << 24;
+  int32_t integer(const YAML::Node& node, int32_t min, const std::string& name, int32_t max = kMaxInteger) const;
+  int32_t integer(const YAML::Node& map, const std::string& path, const std::string& key, int32_t min,
+                  int32_t max = kMaxInteger) const;
   // true or false; `fallback` when the key is absent.
   bool flag(const YAML::Node& map, const std::string& path, const std::string& key, bool fallback) const;
-  // A scalar, as written.
+  // A scalar, as written; text that is not valid UTF-8 is refused (names go into JSON output).
   std::string text(const YAML::Node& node, const std::string& name) const;
   std::string text(const YAML::Node& map, const std::string& path, const std::string& key) const;
 
