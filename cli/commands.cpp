@@ -268,7 +268,8 @@ int run_schedule(const ProblemFlags& problem_flags, const ScheduleFlags& schedul
   }
   const Schedule& schedule = checked->schedule();
   if (common.output.empty() || common.output == "-") {
-    std::cout << json_text(schedules::schedule_to_json(schedule)) << "\n";
+    schedules::write_schedule_json(schedule, std::cout);
+    std::cout << "\n";
   } else {
     schedules::write_schedule_file(schedule, common.output);
     std::cerr << "wrote " << schedule.name() << " (" << schedule.ops.size() << " ops) to " << common.output << "\n";

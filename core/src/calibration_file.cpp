@@ -109,11 +109,9 @@ nlohmann::json record_json(const CalibrationRecord& record) {
           {"largest_block_flops_per_s", record.largest_block_flops_per_s}};
 }
 
-}  // namespace
-
-CalibrationFile read_calibration_file(const std::string& path) {
-  const json document = read_json_file(path, "calibration file");
-  const JsonReader reader(path);
+// The file's figures from its JSON; `source` names it in every message.
+CalibrationFile calibration_from_json(const json& document, const std::string& source) {
+  const JsonReader reader(source);
   if (!document.is_object()) reader.fail("", std::string("expected a JSON object, got ") + document.type_name());
   require_known_keys(reader, document, "",
                      {"gpu", "device", "peak_flops_per_s_16bit", "peak_flops_per_s_fp32", "hbm_bytes_per_s",
@@ -143,6 +141,12 @@ CalibrationFile read_calibration_file(const std::string& path) {
   return file;
 }
 
+}  // namespace
+
+CalibrationFile read_calibration_file(const std::string& path) {
+  return calibration_from_json(read_json_file(path, "calibration file"), path);
+}
+
 void write_calibration_file(const std::string& path, const CalibrationFile& file) {
   nlohmann::json json = {{"gpu", file.gpu}};
   if (file.device) json["device"] = *file.device;
@@ -165,6 +169,9 @@ void write_calibration_file(const std::string& path, const CalibrationFile& file
   }
   if (file.link) json["link"] = {{"bytes_per_s", file.link->bytes_per_s}, {"latency_s", file.link->latency_s}};
   if (file.measured) json["measured"] = record_json(*file.measured);
+  // Never write a file the reader would refuse: a fit that lands outside the accepted ranges (noisy
+  // timings) is reported now, naming the field, rather than when the file is next used.
+  calibration_from_json(json, path + " (the fitted figures; more --repeats or larger --sides may steady them)");
   std::ofstream out(path);
   if (!out) throw UserError(path + ": cannot write the calibration file");
   out << json_text(json, 2) << "\n";

@@ -44,8 +44,16 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& source)
   } catch (const nlohmann::json::parse_error& error) {
     throw UserError(source + ":" + line_and_column(text, error.byte) + ": not valid JSON (" + library_message(error) + ")");
   } catch (const nlohmann::json::exception& error) {
-    // out_of_range 406: a number that overflows a double, such as 1e999.
-    throw UserError(source + ": not usable JSON (" + library_message(error) + ")");
+    // out_of_range 406: a number that overflows a double, such as 1e999. The library gives the
+    // number but not its place: the first occurrence of that text is where the parser stopped.
+    const std::string message = library_message(error);
+    const size_t open = message.find('\''), close = message.rfind('\'');
+    std::string place;
+    if (open != std::string::npos && close > open + 1) {
+      const size_t at = text.find(std::string_view(message).substr(open + 1, close - open - 1));
+      if (at != std::string_view::npos) place = ":" + line_and_column(text, at + 1);
+    }
+    throw UserError(source + place + ": not usable JSON (" + message + ")");
   }
 }
 

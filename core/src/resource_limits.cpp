@@ -59,9 +59,12 @@ uint64_t memory_limit_bytes() {
 void require_memory(double estimate_bytes, const std::string& what) {
   const uint64_t limit = memory_limit_bytes();
   if (estimate_bytes <= static_cast<double>(limit)) return;
+  const char* set = std::getenv("TESSERA_MEMORY_LIMIT");
+  const bool from_environment = set != nullptr && *set != '\0';
   throw UserError(what + " needs about " + format_bytes(estimate_bytes) + " of memory, more than the limit of " +
                   format_bytes(static_cast<double>(limit)) +
-                  " (three quarters of this machine's memory; set TESSERA_MEMORY_LIMIT to change it)");
+                  (from_environment ? " (set by TESSERA_MEMORY_LIMIT)"
+                                    : " (three quarters of this machine's memory; set TESSERA_MEMORY_LIMIT to change it)"));
 }
 
 std::string format_bytes(double bytes) {

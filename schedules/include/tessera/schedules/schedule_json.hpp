@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <ostream>
+
 #include "tessera/core/schedule.hpp"
 
 namespace tessera::schedules {
@@ -22,6 +24,8 @@ nlohmann::json problem_to_json(const Problem& problem);
 Problem problem_from_json(const nlohmann::json& json, const std::string& where);
 
 nlohmann::json schedule_to_json(const Schedule& schedule);
+// The same text as json_text(schedule_to_json(schedule)), written op by op in bounded memory.
+void write_schedule_json(const Schedule& schedule, std::ostream& out);
 Schedule schedule_from_json(const nlohmann::json& json);
 // Reads a file; errors name the file.
 Schedule read_schedule_file(const std::string& path);
