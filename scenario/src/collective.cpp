@@ -7,7 +7,11 @@ namespace tessera::scenario {
 CollectiveEvaluation evaluate_collective(const CollectiveText& text, int32_t ranks, const Network& network,
                                          const costmodel::Hardware& hardware) {
   CollectiveEvaluation evaluation;
-  evaluation.collective = sim::parse_collective(text.collective);
+  try {
+    evaluation.collective = sim::parse_collective(text.collective);
+  } catch (const UserError& error) {
+    throw UserError(std::string("--collective: ") + error.what());
+  }
   try {
     evaluation.bytes = static_cast<double>(parse_count(text.size));
   } catch (const UserError& error) {

@@ -235,7 +235,7 @@ Schedule generate_attention2d(const Problem& problem, const GeneratorOptions& op
   const int32_t gpus = options.gpus;
   TileShape shape = options.tile.value_or(default_grid(gpus));
   if (static_cast<int64_t>(shape.first) * shape.second != gpus)
-    throw UserError("attention2d grid " + to_string(shape) + " has " + std::to_string(int64_t{shape.first} * shape.second) +
+    throw UserError("--tile: attention2d grid " + to_string(shape) + " has " + std::to_string(int64_t{shape.first} * shape.second) +
                     " GPUs, not " + std::to_string(gpus) + ": rows x cols must equal --gpus");
   const std::string variant = options.variant.empty() ? "collective" : options.variant;
   if (variant != "collective" && variant != "ring")

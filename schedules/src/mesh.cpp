@@ -254,7 +254,7 @@ Schedule generate_mesh(const Problem& problem, const GeneratorOptions& options, 
   const int32_t gpus = options.gpus;
   TileShape tile = options.tile.value_or(choose_mesh_tile(problem, gpus));
   if (static_cast<int64_t>(tile.first) * tile.second != gpus)
-    throw UserError("mesh tile " + to_string(tile) + " covers " + std::to_string(int64_t{tile.first} * tile.second) +
+    throw UserError("--tile: mesh tile " + to_string(tile) + " covers " + std::to_string(int64_t{tile.first} * tile.second) +
                     " GPUs, not " + std::to_string(gpus) + ": a x b must equal --gpus");
   // Variant "optimal": the hop orders a search chose (scenario/mesh_search.hpp), planned as given.
   const bool optimal = options.variant == "optimal";

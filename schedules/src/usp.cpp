@@ -21,7 +21,7 @@ Schedule generate_usp(const Problem& problem, const GeneratorOptions& options, c
   TileShape shape = options.tile.value_or(TileShape{default_ulysses_degree(problem, gpus), 0});
   if (!options.tile) shape.second = gpus / shape.first;
   if (static_cast<int64_t>(shape.first) * shape.second != gpus)
-    throw UserError("usp degrees " + to_string(shape) + " (Ulysses x ring) multiply to " +
+    throw UserError("--tile: usp degrees " + to_string(shape) + " (Ulysses x ring) multiply to " +
                     std::to_string(int64_t{shape.first} * shape.second) + ", not " + std::to_string(gpus) + " GPUs");
   if (auto reason = head_split_problem(problem, shape.first); !reason.empty())
     throw UserError("usp " + to_string(shape) + " does not apply: " + reason);

@@ -125,7 +125,7 @@ def cases(schedule_json):
         ("output unwritable", ["schedule", "--algo", "ring", *SMALL, "-o", "/proc/nope/s.json"], {}, "/proc/nope/s.json"),
         # Resource limits: refused up front with an estimate.
         ("plan 65536 analytic", ["plan", "--gpus", "65536", "--model", "analytic"], {}, "memory"),
-        ("all-gather 1K", ["schedule", "--algo", "all-gather", "--gpus", "1K", "--seq", "1M", "-o", "/dev/null"], {}, "memory"),
+        ("all-gather 8K", ["schedule", "--algo", "all-gather", "--gpus", "8K", "--seq", "1M", "-o", "/dev/null"], {}, "memory"),
         ("all-to-all 8K", ["simulate", "--collective", "all-to-all", "--gpus", "8K"], {}, "memory"),
         ("chunk 1", ["simulate", "--algo", "ring", "--gpus", "64", "--seq", "1M", "--chunk", "1"], {}, "memory"),
         ("topo full-8000", ["topo", "show", "full-8000"], {}, "memory"),
