@@ -285,7 +285,9 @@ int calibrate(const ProblemFlags& problem_flags, const RunFlags& flags) {
   if (*std::max_element(sides.begin(), sides.end()) > kMaxSeqTokens)
     throw UserError("--sides: a block side is above the supported 2^31 tokens");
   require_memory(problem_bytes(largest) / bytes_per_element(largest.dtype) * 12, "--sides: the largest block");
-  if (flags.repeats < 1) throw UserError("--repeats: must be at least 1");
+  // The median of a few runs is the figure; a thousand is already far past what steadies it.
+  if (flags.repeats < 1 || flags.repeats > 1000)
+    throw UserError("--repeats: expected 1 to 1000 timed runs per block, got " + std::to_string(flags.repeats));
   std::sort(sides.begin(), sides.end());
   const backend::ComputeCalibration calibration =
       backend::calibrate_compute(*executor, shape, sides, flags.repeats, [](const std::string& line) { std::cerr << line << "\n"; });

@@ -62,9 +62,16 @@ nlohmann::json read_json_file(const std::string& path, const std::string& what) 
   if (std::filesystem::is_directory(path, error)) throw UserError(path + ": is a directory, expected the " + what);
   std::ifstream file(path, std::ios::binary);
   if (!file) throw UserError(path + ": cannot open the " + what);
-  const uintmax_t size = std::filesystem::file_size(path, error);
-  if (!error) require_memory(static_cast<double>(size) * kParsedBytesPerTextByte, "reading " + path);
-  const std::string text{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+  // Read in pieces up to what the memory limit lets us parse: a device such as /dev/zero, or a
+  // pipe, has no size to check beforehand and may never end.
+  const uint64_t most_bytes = memory_limit_bytes() / kParsedBytesPerTextByte;
+  std::string text;
+  char piece[1 << 16];
+  while (file.read(piece, sizeof piece) || file.gcount() > 0) {
+    text.append(piece, static_cast<size_t>(file.gcount()));
+    if (text.size() > most_bytes)
+      require_memory(static_cast<double>(text.size()) * kParsedBytesPerTextByte, "reading " + path);
+  }
   if (file.bad()) throw UserError(path + ": reading the " + what + " failed");
   return parse_json_text(text, path);
 }

@@ -61,7 +61,7 @@ Schedule generate_schedule(const std::string& algorithm, const Problem& problem,
   if (algorithm == "assignment") return generate_from_assignment(problem, options, grid);
   std::string known;
   for (const auto& info : list_generators()) known += (known.empty() ? "" : ", ") + info.name;
-  throw UserError("unknown algorithm '" + algorithm + "' (expected one of " + known + ")");
+  throw UserError("--algo: unknown algorithm " + tessera::quoted(algorithm) + " (expected one of " + known + ")");
 }
 
 CheckedSchedule generate_checked(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options) {
