@@ -1,6 +1,7 @@
 #include "tessera/schedules/schedule_json.hpp"
 
 #include <algorithm>
+#include <vector>
 #include <cstdint>
 #include <fstream>
 
@@ -209,17 +210,44 @@ json schedule_header_json(const Schedule& schedule) {
   return out;
 }
 
+json transfer_to_json(const Schedule& schedule, const Transfer& transfer) {
+  json items = json::array();
+  for (const auto& item : schedule.items_of(transfer)) items.push_back(item_to_json(item));
+  return {{"src", transfer.src}, {"dst", transfer.dst}, {"items", items}};
+}
+
+// Without its transfers, which are written one by one (an all-gather on P GPUs has P^2).
+json collective_header_json(const Collective& collective) {
+  return {{"kind", to_string(collective.kind)}, {"pass", to_string(collective.pass)}, {"members", collective.members}};
+}
+
 json collective_to_json(const Schedule& schedule, const Collective& collective) {
+  json out = collective_header_json(collective);
   json transfers = json::array();
-  for (const auto& transfer : collective.transfers) {
-    json items = json::array();
-    for (const auto& item : schedule.items_of(transfer)) items.push_back(item_to_json(item));
-    transfers.push_back({{"src", transfer.src}, {"dst", transfer.dst}, {"items", items}});
+  for (const auto& transfer : collective.transfers) transfers.push_back(transfer_to_json(schedule, transfer));
+  out["transfers"] = transfers;
+  return out;
+}
+
+// An object's members in the library's sorted key order, with `streamed` keys written by
+// `write_array(key)` in place of their (placeholder) value.
+template <typename WriteArray>
+void write_object(const json& object, const std::vector<std::string>& streamed, std::ostream& out,
+                  WriteArray write_array) {
+  out << '{';
+  bool first = true;
+  for (const auto& [key, value] : object.items()) {
+    out << (first ? "" : ",") << json_text(json(key)) << ':';
+    first = false;
+    if (std::find(streamed.begin(), streamed.end(), key) != streamed.end()) {
+      out << '[';
+      write_array(key);
+      out << ']';
+    } else {
+      out << json_text(value);
+    }
   }
-  return {{"kind", to_string(collective.kind)},
-          {"pass", to_string(collective.pass)},
-          {"members", collective.members},
-          {"transfers", transfers}};
+  out << '}';
 }
 
 json op_to_json(const Schedule& schedule, const Op& op) {
@@ -260,31 +288,29 @@ json schedule_to_json(const Schedule& schedule) {
 }
 
 void write_schedule_json(const Schedule& schedule, std::ostream& out) {
-  // The text schedule_to_json(schedule) would dump, byte for byte (keys in the library's sorted
-  // order), without the whole document in memory: a document takes some 25 times its text's size,
-  // gigabytes for an all-gather on 1,024 GPUs.
+  // The text schedule_to_json(schedule) would dump, byte for byte, without the whole document in
+  // memory: a document takes some 25 times its text's size, gigabytes for an all-gather on 1,024
+  // GPUs. Placeholders put the streamed arrays in their sorted places.
   json header = schedule_header_json(schedule);
-  header["collectives"] = nullptr;  // placeholders, so that the two arrays come in sorted order
+  header["collectives"] = nullptr;
   header["ops"] = nullptr;
-  out << '{';
-  bool first_key = true;
-  for (const auto& [key, value] : header.items()) {
-    out << (first_key ? "" : ",") << json_text(json(key)) << ':';
-    first_key = false;
-    if (key == "collectives" || key == "ops") {
-      out << '[';
-      if (key == "collectives")
-        for (size_t i = 0; i < schedule.collectives.size(); ++i)
-          out << (i == 0 ? "" : ",") << json_text(collective_to_json(schedule, schedule.collectives[i]));
-      else
-        for (size_t i = 0; i < schedule.ops.size(); ++i)
-          out << (i == 0 ? "" : ",") << json_text(op_to_json(schedule, schedule.ops[i]));
-      out << ']';
-    } else {
-      out << json_text(value);
+  write_object(header, {"collectives", "ops"}, out, [&](const std::string& key) {
+    if (key == "ops") {
+      for (size_t i = 0; i < schedule.ops.size(); ++i)
+        out << (i == 0 ? "" : ",") << json_text(op_to_json(schedule, schedule.ops[i]));
+      return;
     }
-  }
-  out << '}';
+    for (size_t c = 0; c < schedule.collectives.size(); ++c) {
+      const Collective& collective = schedule.collectives[c];
+      out << (c == 0 ? "" : ",");
+      json collective_header = collective_header_json(collective);
+      collective_header["transfers"] = nullptr;
+      write_object(collective_header, {"transfers"}, out, [&](const std::string&) {
+        for (size_t t = 0; t < collective.transfers.size(); ++t)
+          out << (t == 0 ? "" : ",") << json_text(transfer_to_json(schedule, collective.transfers[t]));
+      });
+    }
+  });
 }
 
 Schedule schedule_from_json(const json& in) {
