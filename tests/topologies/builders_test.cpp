@@ -445,6 +445,9 @@ TEST_CASE("builders reject bad arguments with a UserError naming the parameter",
     CHECK_THAT(user_error_of([] { build_ring(0, kB, kLatency, true); }), Contains("ring: gpus must be at least 1"));
     CHECK_THAT(user_error_of([] { build_switch(-3, kB, kLatency); }), Contains("switch: gpus must be at least 1"));
     CHECK_THAT(user_error_of([] { build_fully_connected(0, kB, kLatency); }), Contains("gpus must be at least 1"));
+    // 4097 x 4096 = 16,781,312 directed links, past the 2^24 = 16,777,216 supported; 4096 x 4095 is under.
+    CHECK_THAT(user_error_of([] { build_fully_connected(4097, kB, kLatency); }),
+               Contains("16781312 directed links is more than the 16777216 supported"));
   }
   SECTION("bandwidth and latency") {
     CHECK_THAT(user_error_of([] { build_ring(4, -1, kLatency, true); }), Contains("bandwidth must be positive"));

@@ -17,7 +17,10 @@ namespace {
 
 // Beyond these a network is a typo, not a cluster (and would need gigabytes).
 constexpr int64_t kMaxGpus = int64_t{1} << 22;
-constexpr int64_t kMaxLinks = int64_t{1} << 26;
+// 2^24 directed links (about 4 GB with routing and metrics over them): a fully connected network
+// of 4,096 GPUs, or a 3-D torus of 2.8M. Past it `topo show` would take most of a workstation's
+// memory and minutes of max-flow for a network no cluster builds.
+constexpr int64_t kMaxLinks = int64_t{1} << 24;
 
 std::string format_number(double value) {
   char text[32];
@@ -36,7 +39,7 @@ void require_gpus(int64_t gpus, const std::string& what) {
 void require_links(int64_t links, const std::string& what) {
   if (links > kMaxLinks) {
     throw UserError(what + ": " + std::to_string(links) + " directed links is more than the " +
-                    std::to_string(kMaxLinks) + " supported");
+                    std::to_string(kMaxLinks) + " supported (2^24)");
   }
 }
 
