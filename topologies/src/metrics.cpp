@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/push_relabel_max_flow.hpp>
@@ -94,36 +95,50 @@ void add_arc(FlowGraph& flow, size_t from, size_t to, int64_t capacity) {
   boost::put(boost::edge_reverse, flow, back, arc);
 }
 
-// Capacities in whole bytes per second keep the flow arithmetic exact. Each link may carry
-// its own bandwidth, or its resource's when that is smaller; a half-duplex cable's two links
-// point opposite ways, and a one-way flow never needs both, so sharing does not lower the cut.
+// Capacities in whole units of `unit_bytes_per_s` keep the flow arithmetic exact: one byte per
+// second while the links' bandwidths sum to under 2^60, coarser past that (1e18 B/s links by the
+// million), so that no sum the max-flow forms can overflow 64 bits. Each link may carry its own
+// bandwidth, or its resource's when that is smaller; a half-duplex cable's two links point
+// opposite ways, and a one-way flow never needs both, so sharing does not lower the cut.
 double bisection_bytes_per_s(const Topology& topology) {
   const int32_t gpus = topology.gpu_count();
   if (gpus < 2) return 0;
   const size_t vertices = static_cast<size_t>(topology.vertex_count());
   const size_t source = vertices, sink = vertices + 1;
-  FlowGraph flow(vertices + 2);
-  int64_t total = 0;
+  std::vector<double> link_bytes_per_s(static_cast<size_t>(topology.link_count()));
+  double total_bytes_per_s = 0;
   for (int32_t l = 0; l < topology.link_count(); ++l) {
     const LinkInfo& link = topology.link(l);
     double bytes_per_s = link.bytes_per_s;
     if (link.resource >= 0 && static_cast<size_t>(link.resource) < topology.resource_bytes_per_s.size()) {
       bytes_per_s = std::min(bytes_per_s, topology.resource_bytes_per_s[static_cast<size_t>(link.resource)]);
     }
-    const int64_t capacity = std::llround(bytes_per_s);
-    add_arc(flow, static_cast<size_t>(topology.link_source(l)), static_cast<size_t>(topology.link_target(l)), capacity);
-    total += capacity;
+    link_bytes_per_s[static_cast<size_t>(l)] = bytes_per_s;
+    total_bytes_per_s += bytes_per_s;
   }
-  const int64_t unlimited = total + 1;  // more than any cut through the links
+  constexpr double kMostUnits = 1152921504606846976.0;  // 2^60
+  const double unit_bytes_per_s = std::max(1.0, std::ceil(total_bytes_per_s / kMostUnits));
+  FlowGraph flow(vertices + 2);
+  // A GPU's own arc from the source (or to the sink) needs only more than all its links carry,
+  // so that the preflow's excess, summed over GPUs, stays within the links' total.
+  std::vector<int64_t> gpu_link_units(vertices, 0);
+  for (int32_t l = 0; l < topology.link_count(); ++l) {
+    const int64_t capacity = std::llround(link_bytes_per_s[static_cast<size_t>(l)] / unit_bytes_per_s);
+    const auto from = static_cast<size_t>(topology.link_source(l)), to = static_cast<size_t>(topology.link_target(l));
+    add_arc(flow, from, to, capacity);
+    gpu_link_units[from] += capacity;
+    gpu_link_units[to] += capacity;
+  }
   for (int32_t gpu = 0; gpu < gpus; ++gpu) {
     const size_t vertex = static_cast<size_t>(topology.gpu_vertex(gpu));
+    const int64_t unlimited = gpu_link_units[vertex] + 1;  // more than any cut next to this GPU
     if (gpu < gpus / 2) {
       add_arc(flow, source, vertex, unlimited);
     } else {
       add_arc(flow, vertex, sink, unlimited);
     }
   }
-  return static_cast<double>(boost::push_relabel_max_flow(flow, source, sink));
+  return static_cast<double>(boost::push_relabel_max_flow(flow, source, sink)) * unit_bytes_per_s;
 }
 
 }  // namespace
