@@ -12,6 +12,7 @@
 #include "table.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/json_io.hpp"
+#include "tessera/core/progress_line.hpp"
 #include "tessera/costmodel/report_json.hpp"
 #include "tessera/schedules/checker.hpp"
 #include "tessera/schedules/schedule_json.hpp"
@@ -168,17 +169,19 @@ int run_plan(const ProblemFlags& problem_flags, const HardwareFlags& hardware_fl
   const Problem& problem = base.problem;
   const costmodel::Hardware& hardware = base.hardware;
   const topo::Topology* topology = base.network.topology.get();
-  const bool progress = stderr_is_terminal() && !common.json;
+  // A progress line with the time left, on a terminal only (as sweep's), wiped when done.
   const auto started = std::chrono::steady_clock::now();
+  std::optional<ProgressLine> progress;
   scenario::PlanControl control;
-  if (progress)
-    control.progress = [](size_t done, size_t total, const std::string& label) {
-      std::cerr << "\r[" << done << "/" << total << "] " << label << "                    " << std::flush;
+  if (stderr_is_terminal())
+    control.progress = [&progress](size_t done, size_t total, const std::string& label) {
+      if (!progress) progress.emplace(&std::cerr, total, "schedules");
+      progress->set(done, label);
     };
   const scenario::PlanResult plan = scenario::plan(base, control);
   std::vector<const scenario::PlanEntry*> ranked;
   for (size_t position = 0; position < plan.ranking.size(); ++position) ranked.push_back(&plan.ranked(position));
-  if (progress) std::cerr << "\r" << std::string(60, ' ') << "\r";
+  if (progress) progress->finish(false);
   const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   size_t shown = common.top > 0 ? std::min(ranked.size(), static_cast<size_t>(common.top)) : ranked.size();
 

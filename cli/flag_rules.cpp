@@ -102,6 +102,13 @@ void refuse_meaningless_flags(const CLI::App& command, const ProblemFlags& probl
     const bool cpu = backend->count() == 0 || backend->as<std::string>() == "cpu";
     if (cpu) rules.refuse_any({"--transport", "--watchdog-s"}, "only with --backend cuda");
   }
+  if (name == "calibrate" && rules.given("--from-nccl-tests")) {
+    rules.refuse_any({"--backend", "--transport", "--watchdog-s", "--seed", "--sides", "--repeats", "--batch", "--heads",
+                      "--kv-heads", "--head-dim", "--head-dim-v", "--dtype"},
+                     "--from-nccl-tests fits links to the tables; it times no blocks (drop one of them)");
+  } else if (name == "calibrate") {
+    rules.refuse_any({"--topology", "--level"}, "only with --from-nccl-tests");
+  }
   if (name == "calibrate") {
     // The calibration times full blocks of --sides tokens, forward and backward, on one shape.
     rules.refuse_any({"--gpus", "--seq", "--mask", "--window", "--documents", "--layout", "--pass", "--buffers"},

@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "output_files.hpp"
 #include "flag_rules.hpp"
+#include "nccl_import_command.hpp"
 #include "run_command.hpp"
 #include "plot_command.hpp"
 #include "simulate_command.hpp"
@@ -106,6 +107,10 @@ int main(int argc, char** argv) {
   add_backend_flags(*run);
   run->add_option("--trace", execute.trace, "write the measured Chrome trace (the simulator's format)");
   run->add_flag("--json", common.json, "print one JSON object");
+  run->add_option("--save", execute.save,
+                  "write the inputs (Q, K, V, dO) and outputs (O, LSE, dQ, dK, dV) as NumPy .npy files in this folder");
+  run->add_option("--load", execute.load, "run on the Q, K, V (and dO) .npy files in this folder instead of random inputs")
+      ->excludes("--seed");
 
   auto* validate = app.add_subcommand("validate", "execute a schedule and print predicted versus measured times");
   add_problem_flags(*validate, problem);
@@ -124,6 +129,14 @@ int main(int argc, char** argv) {
   calibrate->add_option("--output,-o", execute.calibration, "calibration JSON to write")->required();
   calibrate->add_option("--sides", execute.sides, "block sides in tokens, at least three")->capture_default_str();
   calibrate->add_option("--repeats", execute.repeats, "timed runs per block (the median is kept)")->capture_default_str();
+  NcclImportFlags nccl;
+  calibrate->add_option("--from-nccl-tests", nccl.files,
+                        "fit the link figures to these nccl-tests output tables (all_reduce_perf, all_gather_perf, "
+                        "sendrecv_perf, alltoall_perf) instead of timing blocks");
+  calibrate->add_option("--topology", nccl.topology,
+                        "with --from-nccl-tests: also fit each level (intra-node, inter-node) of this cluster");
+  calibrate->add_option("--level", nccl.level,
+                        "with --topology: the level (intra-node or inter-node) of tables that do not name their hosts");
 
   auto* topology = app.add_subcommand("topo", "cluster networks: list presets, show or check one, export Graphviz");
   topology->add_option("action", topo.action, "list, show, check or dot")->required();
@@ -171,6 +184,7 @@ int main(int argc, char** argv) {
     for (const CLI::App* command : app.get_subcommands()) {
       refuse_meaningless_flags(*command, problem, common);
       require_writable_outputs(*command);
+      gpus_from_topology(*command, problem, network);
     }
     if (*sweep) return run_sweep_command(sweep_flags);
     if (*plot) return run_plot(plot_flags);
@@ -180,6 +194,7 @@ int main(int argc, char** argv) {
     if (*topology) return run_topo(topo);
     if (*run) return run_execute(problem, schedule, execute, common);
     if (*validate) return run_validate(problem, schedule, hardware, network, execute, common);
+    if (*calibrate && !nccl.files.empty()) return run_nccl_import(nccl, execute.calibration);
     if (*calibrate) return run_calibrate(problem, execute);
     if (*simulation) return run_simulate(problem, schedule, hardware, network, simulate, common);
     if (*write) return run_schedule(problem, schedule, common);

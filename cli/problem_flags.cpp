@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 #include "tessera/core/deprecation.hpp"
 #include "tessera/core/hardware_presets.hpp"
@@ -35,7 +36,7 @@ void add_deprecated_gbps_flag(CLI::App& app, const std::string& name, double& gb
 }  // namespace
 
 void add_problem_flags(CLI::App& app, ProblemFlags& flags) {
-  app.add_option("--gpus,-P", flags.gpus, "GPUs in the context-parallel group")->capture_default_str();
+  app.add_option("--gpus,-P", flags.gpus, "GPUs in the context-parallel group (default with --topology: the topology's GPU count where it names one)")->capture_default_str();
   app.add_option("--seq,-N", flags.seq, "sequence length in tokens, at most 2^31 (K, M, G: powers of 1024; 128K = 131072)")->capture_default_str();
   app.add_option("--batch", flags.batch, "sequences per batch")->capture_default_str();
   app.add_option("--heads", flags.heads, "query heads H")->capture_default_str();
@@ -100,6 +101,15 @@ void add_network_flags(CLI::App& app, NetworkFlags& flags) {
   app.add_option("--routing", flags.routing,
                  "routes between servers: pxn (NCCL's PXN: leave through the NIC on the destination's rail; the "
                  "default on rail-optimised clusters) or ecmp (own NIC, hashed over the spines)");
+}
+
+void gpus_from_topology(const CLI::App& command, ProblemFlags& problem, const NetworkFlags& network) {
+  const CLI::Option* topology = command.get_option_no_throw("--topology");
+  const CLI::Option* gpus = command.get_option_no_throw("--gpus");
+  if (topology == nullptr || gpus == nullptr || topology->count() == 0 || gpus->count() > 0) return;
+  const CLI::Option* algorithm = command.get_option_no_throw("--algo");
+  if (algorithm != nullptr && algorithm->count() > 0 && algorithm->as<std::string>() == "file") return;
+  if (const std::optional<int32_t> count = scenario::topology_gpu_count(network)) problem.gpus = std::to_string(*count);
 }
 
 }  // namespace tessera::cli

@@ -23,4 +23,9 @@ void add_schedule_flags(CLI::App& app, ScheduleFlags& flags, bool algorithm_requ
 void add_hardware_flags(CLI::App& app, HardwareFlags& flags);
 void add_network_flags(CLI::App& app, NetworkFlags& flags);
 
+// --gpus follows the topology: when `command` has --topology and it was given but --gpus was
+// not (and the schedule is not a file, which carries its own count), the topology's GPU count
+// (a file's or a sized preset's) replaces the built-in default.
+void gpus_from_topology(const CLI::App& command, ProblemFlags& problem, const NetworkFlags& network);
+
 }  // namespace tessera::cli

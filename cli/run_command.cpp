@@ -15,6 +15,7 @@
 #include "tessera/backend/factory/make_executor.hpp"
 #include "tessera/backend/numerics.hpp"
 #include "tessera/backend/reference.hpp"
+#include "tessera/backend/tensor_files.hpp"
 #include "tessera/core/calibration_file.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/json_io.hpp"
@@ -119,8 +120,11 @@ int execute_and_compare(const ProblemFlags& problem_flags, const ScheduleFlags& 
   if (const backend::Readiness reference = backend::reference_readiness(run_problem); !reference.ok())
     throw UserError(reference.reason() + "; use a smaller --seq, --heads or --head-dim (e.g. --seq 4K)");
   backend::require_ready(executor->can_run(checked));
+  if (!flags.save.empty()) backend::create_tensor_folder(flags.save);
 
-  const backend::ReferenceCase made = backend::reference_case(run_problem, flags.seed);
+  const backend::ReferenceCase made =
+      flags.load.empty() ? backend::reference_case(run_problem, flags.seed)
+                         : backend::reference_case(run_problem, backend::load_tensor_files(flags.load, run_problem));
   // The same computation on one device at the same precision: the yardstick for the error.
   GeneratorOptions single_options = options;
   single_options.gpus = 1;
@@ -143,6 +147,7 @@ int execute_and_compare(const ProblemFlags& problem_flags, const ScheduleFlags& 
   if (single_executor) std::swap(executor, single_executor);
   if (!record.reporting) return 0;  // an MPI process other than 0: process 0 reports
   if (!flags.trace.empty()) write_measured_trace(flags.trace, schedule, record);
+  if (!flags.save.empty()) backend::save_tensor_files(flags.save, run_problem, made.inputs, distributed);
 
   const backend::OutputErrors errors = backend::output_errors(distributed, made.reference);
   const backend::OutputErrors single_errors = backend::output_errors(one, made.reference);
@@ -174,6 +179,7 @@ int execute_and_compare(const ProblemFlags& problem_flags, const ScheduleFlags& 
     std::cout << "\n" << (passed ? "PASS" : "FAIL") << ": every error within 2x the single-device error (ran in "
               << format_seconds(record.makespan_s) << ")\n";
     if (!flags.trace.empty()) std::cout << "wrote the measured Chrome trace to " << flags.trace << "\n";
+    if (!flags.save.empty()) std::cout << "wrote the inputs and outputs as .npy files to " << flags.save << "\n";
   }
   return passed ? 0 : 1;
 }

@@ -17,6 +17,8 @@ struct RunFlags {
   std::string gpu{kDefaultGpu.name}; // validate without a calibration file: the GPU profile
   std::string sides = "128,256,512,1024";  // calibrate: block sides in tokens
   int repeats = 3;
+  std::string save;  // run: folder for the inputs and outputs as .npy files
+  std::string load;  // run: folder with Q, K, V, dO .npy files to run on
 };
 
 int run_execute(const ProblemFlags& problem, const ScheduleFlags& schedule, const RunFlags& flags,

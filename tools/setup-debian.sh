@@ -8,6 +8,7 @@ packages=(g++ cmake ninja-build make pkg-config
           nlohmann-json3-dev libcli11-dev catch2 libeigen3-dev libboost-graph-dev libboost-context-dev libyaml-cpp-dev
           qt6-base-dev qt6-charts-dev libqt6svg6-dev libqt6opengl6-dev libgl-dev
           libopenmpi-dev openmpi-bin python3
+          python3-numpy  # tensor_files_numpy checks tessera run --save against NumPy
           clang-14 libclang-rt-14-dev)  # the libFuzzer targets (fuzz/README.md)
 missing=()
 for package in "${packages[@]}"; do

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <utility>
 
 namespace tessera::backend {
 
@@ -90,7 +91,11 @@ void dense_attention(const Problem& problem, AttentionTensors& t, bool backward)
 }
 
 ReferenceCase reference_case(const Problem& problem, uint64_t seed) {
-  ReferenceCase made{random_inputs(problem, seed), {}};
+  return reference_case(problem, random_inputs(problem, seed));
+}
+
+ReferenceCase reference_case(const Problem& problem, AttentionTensors inputs) {
+  ReferenceCase made{std::move(inputs), {}};
   made.reference = made.inputs;
   dense_attention(problem, made.reference, problem.has_backward());
   return made;

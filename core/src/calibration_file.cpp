@@ -86,12 +86,13 @@ CalibratedMessageCosts read_message(const JsonReader& reader, const json& messag
   return costs;
 }
 
-CalibratedLink read_link(const JsonReader& reader, const json& link) {
-  reader.object(link, "link");
-  require_known_keys(reader, link, "link", {"bytes_per_s", "latency_s"});
-  const double bytes_per_s = in_range(reader, reader.field(link, "link", "bytes_per_s"), "link.bytes_per_s", kBytesPerS);
+CalibratedLink read_link(const JsonReader& reader, const json& link, const std::string& name = "link") {
+  reader.object(link, name);
+  require_known_keys(reader, link, name, {"bytes_per_s", "latency_s"});
+  const double bytes_per_s =
+      in_range(reader, reader.field(link, name, "bytes_per_s"), name + ".bytes_per_s", kBytesPerS);
   const double latency_s =
-      in_range(reader, reader.field(link, "link", "latency_s"), "link.latency_s", kFittedLatencyS);
+      in_range(reader, reader.field(link, name, "latency_s"), name + ".latency_s", kFittedLatencyS);
   // A fitted intercept below zero is noise around no latency at all.
   return {bytes_per_s, std::max(0.0, latency_s)};
 }
@@ -116,7 +117,7 @@ CalibrationFile calibration_from_json(const json& document, const std::string& s
   require_known_keys(reader, document, "",
                      {"gpu", "device", "peak_flops_per_s_16bit", "peak_flops_per_s_fp32", "hbm_bytes_per_s",
                       "max_efficiency", "half_efficiency_tokens", "launch_overhead_s", "backward_rate_ratio",
-                      "message", "link", "measured"});
+                      "message", "link", "intra_node_link", "inter_node_link", "measured"});
   CalibrationFile file;
   if (JsonReader::has(document, "gpu")) {
     const json& gpu = document.at("gpu");
@@ -137,6 +138,9 @@ CalibrationFile calibration_from_json(const json& document, const std::string& s
   read_optional(reader, document, "", "backward_rate_ratio", kRateRatio, file.backward_rate_ratio);
   if (JsonReader::has(document, "message")) file.message = read_message(reader, document.at("message"));
   if (JsonReader::has(document, "link")) file.link = read_link(reader, document.at("link"));
+  for (const auto& [key, target] : {std::pair{"intra_node_link", &file.intra_node_link},
+                                    std::pair{"inter_node_link", &file.inter_node_link}})
+    if (JsonReader::has(document, key)) *target = read_link(reader, document.at(key), key);
   // "measured" is the record of the fit, written for people: any JSON is accepted, none is read.
   return file;
 }
@@ -167,7 +171,9 @@ void write_calibration_file(const std::string& path, const CalibrationFile& file
     if (file.message->network_latency_s) message["network_latency_s"] = *file.message->network_latency_s;
     json["message"] = message;
   }
-  if (file.link) json["link"] = {{"bytes_per_s", file.link->bytes_per_s}, {"latency_s", file.link->latency_s}};
+  for (const auto& [key, link] : {std::pair{"link", &file.link}, std::pair{"intra_node_link", &file.intra_node_link},
+                                   std::pair{"inter_node_link", &file.inter_node_link}})
+    if (*link) json[key] = {{"bytes_per_s", (*link)->bytes_per_s}, {"latency_s", (*link)->latency_s}};
   if (file.measured) json["measured"] = record_json(*file.measured);
   // Never write a file the reader would refuse: a fit that lands outside the accepted ranges (noisy
   // timings) is reported now, naming the field, rather than when the file is next used.

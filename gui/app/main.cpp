@@ -3,6 +3,7 @@
 // view in the window and saves it as PNG, for documentation and tests.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QCoreApplication>
 #include <QEventLoop>
 
 #include <cstdio>
@@ -21,9 +22,43 @@ bool wants_screenshot(int argc, char** argv) {
   return false;
 }
 
+// --help and --version print and exit: they need no display, so they are answered under a
+// QCoreApplication (no platform plugin) before any window system is asked for.
+bool wants_help_or_version(int argc, char** argv) {
+  for (int k = 1; k < argc; ++k)
+    for (const char* flag : {"--help", "-h", "-?", "--help-all", "--version", "-v"})
+      if (std::strcmp(argv[k], flag) == 0) return true;
+  return false;
+}
+
+struct Options {
+  QCommandLineOption session{"session", "Open this session file (JSON).", "FILE"};
+  QCommandLineOption screenshot{"screenshot", "Render the window to this PNG and exit.", "OUT.png"};
+  QCommandLineOption view{"view", "The view to show: matrix, network, timeline or compare.", "VIEW"};
+};
+
+void describe(QCommandLineParser& parser, const Options& options) {
+  QCoreApplication::setApplicationName("tessera-gui");
+  QCoreApplication::setApplicationVersion("0.1.0");
+  parser.setApplicationDescription(
+      "Tessera GUI: explore distributed attention schedules (tiles, traffic, timelines).\n"
+      "Headless: tessera-gui --screenshot OUT.png [--session FILE] [--view matrix|network|timeline|compare]");
+  parser.addHelpOption();
+  parser.addVersionOption();
+  parser.addOptions({options.session, options.screenshot, options.view});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  const Options options;
+  if (wants_help_or_version(argc, argv)) {
+    QCoreApplication core(argc, argv);
+    QCommandLineParser parser;
+    describe(parser, options);
+    parser.process(core);  // prints the help or the version and exits 0 (a bad option: 1)
+    return 0;
+  }
   // The platform is chosen when QApplication starts, so decide before it exists.
   if (wants_screenshot(argc, argv) && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
     qputenv("QT_QPA_PLATFORM", "offscreen");
@@ -45,20 +80,12 @@ int main(int argc, char** argv) {
   int qt_argc = static_cast<int>(qt_argv.size());
   qt_argv.push_back(nullptr);
   QApplication app(qt_argc, qt_argv.data());
-  QApplication::setApplicationName("tessera-gui");
-  QApplication::setApplicationVersion("0.1.0");
-
   QCommandLineParser parser;
-  parser.setApplicationDescription(
-      "Tessera GUI: explore distributed attention schedules (tiles, traffic, timelines).\n"
-      "Headless: tessera-gui --screenshot OUT.png [--session FILE] [--view matrix|network|timeline|compare]");
-  parser.addHelpOption();
-  parser.addVersionOption();
-  const QCommandLineOption session_option("session", "Open this session file (JSON).", "FILE");
-  const QCommandLineOption screenshot_option("screenshot", "Render the window to this PNG and exit.", "OUT.png");
-  const QCommandLineOption view_option("view", "The view to show: matrix, network, timeline or compare.", "VIEW");
-  parser.addOptions({session_option, screenshot_option, view_option});
+  describe(parser, options);
   parser.process(arguments);
+  const QCommandLineOption& session_option = options.session;
+  const QCommandLineOption& screenshot_option = options.screenshot;
+  const QCommandLineOption& view_option = options.view;
 
   tessera::gui::MainWindow window;
   if (parser.isSet(view_option) && !tessera::gui::is_view_name(parser.value(view_option).toStdString())) {

@@ -32,6 +32,11 @@ Network make_network(const NetworkText& text, int32_t gpus) {
   return network;
 }
 
+std::optional<int32_t> topology_gpu_count(const NetworkText& text) {
+  if (text.topology.empty()) return std::nullopt;
+  return topo::named_gpu_count(text.topology);
+}
+
 topo::Topology uniform_topology(int32_t gpus, const costmodel::Hardware& hardware) {
   // Two hops (GPU -> switch -> GPU) share the end-to-end latency.
   topo::Topology topology = topo::build_switch(gpus, hardware.link_bytes_per_s, hardware.link_latency_s / 2);

@@ -19,6 +19,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/core/json_io.hpp"
 #include "tessera/core/parallel.hpp"
+#include "tessera/core/progress_line.hpp"
 
 namespace tessera::sweep {
 
@@ -30,48 +31,6 @@ int Communicator::default_jobs() const { return default_threads(); }
 namespace {
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-std::string format_duration(double seconds) {
-  std::ostringstream text;
-  if (seconds < 90) {
-    text << static_cast<int>(std::ceil(seconds)) << " s";
-  } else if (seconds < 5400) {
-    text << static_cast<int>(seconds / 60) << " min " << static_cast<int>(std::fmod(seconds, 60)) << " s";
-  } else {
-    text << std::fixed << std::setprecision(1) << seconds / 3600 << " h";
-  }
-  return text.str();
-}
-
-// One line on a terminal, redrawn at most five times a second.
-class Progress {
- public:
-  Progress(std::ostream* out, size_t total) : out_(out), total_(total) {}
-  void advance(size_t count) {
-    done_ += count;
-    if (!out_) return;
-    const double now = seconds_since(start_);
-    if (done_ < total_ && now - last_ < 0.2) return;
-    last_ = now;
-    const double rate = now > 0 ? static_cast<double>(done_) / now : 0;
-    std::ostringstream line;
-    line << "\r  " << done_ << "/" << total_ << " points  " << std::fixed << std::setprecision(rate < 10 ? 2 : 0) << rate
-         << " points/s";
-    if (rate > 0 && done_ < total_) line << "  ETA " << format_duration(static_cast<double>(total_ - done_) / rate);
-    line << "      ";
-    *out_ << line.str() << std::flush;
-  }
-  void finish() {
-    if (out_ && total_ > 0) *out_ << "\n" << std::flush;
-  }
-
- private:
-  std::ostream* out_;
-  size_t total_;
-  size_t done_ = 0;
-  Clock::time_point start_ = Clock::now();
-  double last_ = -1;
-};
 
 // Rank 0 computes, every rank receives; an error on rank 0 is thrown on every rank.
 template <typename Make>
@@ -209,7 +168,7 @@ RunSummary run_sweep(const std::string& spec_path, const RunOptions& options, Co
   }));
   if (options.limit > 0 && todo.size() > options.limit) todo.resize(options.limit);
 
-  Progress progress(root ? options.progress : nullptr, todo.size());
+  ProgressLine progress(root ? options.progress : nullptr, todo.size(), "points");
   Evaluator evaluator;  // one per rank: its topology cache lives across rounds
   size_t evaluated = 0;
   std::string failure;  // the first journal write that failed: the run stops there

@@ -299,3 +299,29 @@ TEST_CASE("tessera run --backend cpu checks the numerics of ring and mesh", "[cl
   CHECK(bad_transport.exit_code == 2);
   CHECK(bad_transport.err.find("--transport") != std::string::npos);
 }
+
+TEST_CASE("--gpus defaults to the GPU count the topology names", "[cli][topology]") {
+  // The preset's name says 16 ranks; before, the built-in 256 was refused against it.
+  Run collective = tessera("simulate --collective all-reduce --topology ring-16 --size 1M --json");
+  REQUIRE(collective.exit_code == 0);
+  CHECK(nlohmann::json::parse(collective.out)["ranks"].get<int>() == 16);
+  // A file: 4 nodes x 8 GPUs (nodes and gpus_per_node in topologies/examples/hierarchical-4x8.yaml).
+  const std::string file = std::string(TESSERA_SOURCE_DIR) + "/topologies/examples/hierarchical-4x8.yaml";
+  Run cost = tessera("cost --algo ring --seq 64K --pass forward --json --topology " + file);
+  REQUIRE(cost.exit_code == 0);
+  CHECK(nlohmann::json::parse(cost.out)["gpus"].get<int>() == 32);
+  Run plan = tessera("plan --seq 32K --pass forward --model analytic --json --top 1 --topology h100-ib:2");
+  REQUIRE(plan.exit_code == 0);
+  CHECK(nlohmann::json::parse(plan.out)["gpus"].get<int>() == 16);  // 2 servers x 8
+  Run simulate = tessera("simulate --algo ring --seq 32K --pass forward --json --per-gpu --topology torus-2x4");
+  REQUIRE(simulate.exit_code == 0);
+  CHECK(nlohmann::json::parse(simulate.out)["per_gpu"].size() == 8);
+  // A typed --gpus still wins, and must still match the topology.
+  Run mismatch = tessera("simulate --collective all-reduce --topology ring-16 --gpus 8");
+  CHECK(mismatch.exit_code == 2);
+  CHECK(mismatch.err.find("has 16 GPUs but the schedule has 8 ranks") != std::string::npos);
+  // A preset sized by the GPU count keeps the built-in default (256 GPUs = h100-ib:32).
+  Run sized = tessera("simulate --collective all-gather --topology h100-ib --size 1M --json");
+  REQUIRE(sized.exit_code == 0);
+  CHECK(nlohmann::json::parse(sized.out)["ranks"].get<int>() == 256);
+}

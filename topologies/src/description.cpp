@@ -531,6 +531,15 @@ Topology load_topology(const std::string& preset_or_file, int32_t gpus) {
   return std::move(*preset);
 }
 
+std::optional<int32_t> named_gpu_count(const std::string& preset_or_file) {
+  std::error_code ignored;
+  const bool file = std::filesystem::is_regular_file(preset_or_file, ignored);
+  // The presets that take their size from the schedule (build_preset's `sized` and h100-ib).
+  for (const char* unsized : {"ring", "switch", "full", "h100-ib"})
+    if (!file && preset_or_file == unsized) return std::nullopt;
+  return load_topology(preset_or_file, 0).gpu_count();
+}
+
 std::string to_dot(const Topology& topology) {
   std::ostringstream dot;
   dot << "digraph " << quoted(topology.name) << " {\n";

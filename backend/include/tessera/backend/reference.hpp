@@ -24,6 +24,8 @@ struct ReferenceCase {
   AttentionTensors inputs, reference;
 };
 ReferenceCase reference_case(const Problem& problem, uint64_t seed);
+// The same from given inputs (read from files: tensor_files.hpp).
+ReferenceCase reference_case(const Problem& problem, AttentionTensors inputs);
 
 // The reference visits every (query, key) pair on the CPU: its work is seq^2 x heads x
 // head_dim multiply-adds per pass, and runs are kept to what it finishes in about a minute.

@@ -11,18 +11,19 @@
 //    "hbm_bytes_per_s": 2.1e12,           merges
 //    "message": {"overhead_s": 8.4e-6, "nvlink_latency_s": 3.4e-6, "network_latency_s": 1.4e-5},
 //    "link": {"bytes_per_s": 3e11, "latency_s": 1e-5},   the executor's own transfers
+//    "intra_node_link": {...}, "inter_node_link": {...},  the same per level (nccl-tests import)
 //    "measured": {...}}                   what the fit was made from, for the record
 // Every field is optional ("gpu" defaults to h100): a field present replaces the profile's or the
 // hardware's figure, one absent leaves it. An unknown field is an error (a misspelt one would
 // silently leave the profile's figure), and so is a value outside its plausible range, since a
 // broken measurement would otherwise become a simulation of 10^30 seconds or none at all:
 //   peak_flops_per_s_16bit, peak_flops_per_s_fp32   1e6 to 1e18 FLOP/s
-//   hbm_bytes_per_s, link.bytes_per_s               1e6 to 1e15 bytes/s
+//   hbm_bytes_per_s, *link.bytes_per_s              1e6 to 1e15 bytes/s
 //   max_efficiency                                  1e-3 to 1
 //   half_efficiency_tokens                          above 0, up to 1e6 tokens
 //   backward_rate_ratio                             1e-3 to 1e3
 //   launch_overhead_s, message.*                    0 to 1 s
-//   link.latency_s                                  -1 to 1 s (a fitted value below 0 reads as 0)
+//   *link.latency_s                                 -1 to 1 s (a fitted value below 0 reads as 0)
 // "gpu" must name a profile of hardware_presets.hpp; "measured" may hold anything.
 #include <cstdint>
 #include <optional>
@@ -73,6 +74,9 @@ struct CalibrationFile {
       half_efficiency_tokens, launch_overhead_s, backward_rate_ratio;
   std::optional<CalibratedMessageCosts> message;  // seconds in [0, 1] where present
   std::optional<CalibratedLink> link;
+  // Per level, from `tessera calibrate --from-nccl-tests --topology`: paths inside a server
+  // (NVLink) and paths leaving it (the network).
+  std::optional<CalibratedLink> intra_node_link, inter_node_link;
   std::optional<CalibrationRecord> measured;
 };
 

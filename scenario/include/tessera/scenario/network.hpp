@@ -4,6 +4,7 @@
 // vertices, presets, placements) come through this header.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "tessera/costmodel/cost.hpp"
@@ -23,6 +24,11 @@ struct Network {
 
 // The topology (with its routing) for `text`, sized for `gpus`; UserError naming the flag.
 Network make_network(const NetworkText& text, int32_t gpus);
+
+// The GPU count a scenario takes when none is typed: the topology's own where it names one (a
+// file, or a sized preset such as ring-1024), nullopt otherwise (no topology, or a preset sized
+// by the GPU count such as h100-ib). UserError naming --topology when it cannot be read.
+std::optional<int32_t> topology_gpu_count(const NetworkText& text);
 
 // The topology the simulator runs on when none is given: one non-blocking switch whose
 // GPU-to-GPU path has the hardware's bandwidth and latency (the uniform network).

@@ -22,6 +22,8 @@
 // Bandwidths carry their unit, bytes or bits (50GB/s = 400Gb/s; core/units.hpp); the deprecated
 // *_gbps keys take a number of GB/s. Latencies are microseconds. Every error names the file,
 // the line and what was expected.
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +40,9 @@ std::vector<PresetInfo> list_presets();
 // A preset name ("ring-8", "torus-4x4", "h100-ib:16" ...) or a file path. `gpus` > 0 sizes
 // presets that take a GPU count; files must match it when given (UserError otherwise).
 Topology load_topology(const std::string& preset_or_file, int32_t gpus = 0);
+// The GPU count a file or a sized preset names (ring-1024, h100-ib:8 -> 64); nullopt for a
+// preset sized by the rank count (ring, switch, full, h100-ib). UserError as load_topology.
+std::optional<int32_t> named_gpu_count(const std::string& preset_or_file);
 Topology parse_topology_yaml(const std::string& text, const std::string& source_name);
 
 // Graphviz (dot) text of the network.
