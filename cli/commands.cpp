@@ -171,17 +171,16 @@ int run_plan(const ProblemFlags& problem_flags, const HardwareFlags& hardware_fl
   const topo::Topology* topology = base.network.topology.get();
   // A progress line with the time left, on a terminal only (as sweep's), wiped when done.
   const auto started = std::chrono::steady_clock::now();
-  std::optional<ProgressLine> progress;
+  ProgressLine progress(stderr_is_terminal() ? &std::cerr : nullptr, 0, "schedules");
   scenario::PlanControl control;
-  if (stderr_is_terminal())
-    control.progress = [&progress](size_t done, size_t total, const std::string& label) {
-      if (!progress) progress.emplace(&std::cerr, total, "schedules");
-      progress->set(done, label);
-    };
+  control.progress = [&progress](size_t done, size_t total, const std::string& label) {
+    progress.set_total(total);
+    progress.set(done, label);
+  };
   const scenario::PlanResult plan = scenario::plan(base, control);
   std::vector<const scenario::PlanEntry*> ranked;
   for (size_t position = 0; position < plan.ranking.size(); ++position) ranked.push_back(&plan.ranked(position));
-  if (progress) progress->finish(false);
+  progress.finish(false);
   const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   size_t shown = common.top > 0 ? std::min(ranked.size(), static_cast<size_t>(common.top)) : ranked.size();
 

@@ -29,10 +29,12 @@ void ProgressLine::set(size_t done, const std::string& note) {
   const double now = std::chrono::duration<double>(Clock::now() - start_).count();
   if (done_ < total_ && now - last_drawn_s_ < 0.2) return;
   last_drawn_s_ = now;
-  const double rate = now > 0 ? static_cast<double>(done_) / now : 0;
+  // A rate from the first fraction of a second would be noise: shown from half a second on.
+  constexpr double kSteadyAfterS = 0.5;
+  const double rate = now >= kSteadyAfterS ? static_cast<double>(done_) / now : 0;
   std::ostringstream line;
-  line << "  " << done_ << "/" << total_ << " " << unit_ << "  " << std::fixed << std::setprecision(rate < 10 ? 2 : 0)
-       << rate << " " << unit_ << "/s";
+  line << "  " << done_ << "/" << total_ << " " << unit_;
+  if (rate > 0) line << "  " << std::fixed << std::setprecision(rate < 10 ? 2 : 0) << rate << " " << unit_ << "/s";
   if (rate > 0 && done_ < total_) line << "  ETA " << format_duration(static_cast<double>(total_ - done_) / rate);
   if (!note.empty()) line << "  " << note;
   std::string text = line.str();
@@ -44,7 +46,7 @@ void ProgressLine::set(size_t done, const std::string& note) {
 }
 
 void ProgressLine::finish(bool keep) {
-  if (!out_ || total_ == 0) return;
+  if (!out_ || total_ == 0 || last_drawn_s_ < 0) return;
   if (keep) {
     *out_ << "\n" << std::flush;
   } else {

@@ -19,6 +19,8 @@ class ProgressLine {
   void advance(size_t count, const std::string& note = "");
   // Where `done` is known as a total (a callback that reports done of total).
   void set(size_t done, const std::string& note = "");
+  // Where the total is learnt after the work has started (the clock runs from construction).
+  void set_total(size_t total) { total_ = total; }
   // Ends the line: a newline after the last state (keep), or the line wiped (erase).
   void finish(bool keep = true);
 
