@@ -164,3 +164,32 @@ TEST_CASE("a device name that is not UTF-8 is written (replaced) and reads back"
   const CalibrationFile read = read_calibration_file(scratch_path("calibration_device_utf8.json"));
   CHECK(read.device == "cuda/\xEF\xBF\xBD\xEF\xBF\xBD");  // each bad byte is U+FFFD
 }
+
+TEST_CASE("the per-level links read back, and are checked as link is", "[backend][calibration]") {
+  CalibrationFile written;
+  written.link = CalibratedLink{3.4e11, 1.2e-5};
+  written.intra_node_link = CalibratedLink{2.1e11, 3e-6};
+  written.inter_node_link = CalibratedLink{5e10, 1.4e-5};
+  const std::string path = scratch_path("calibration_levels.json");
+  write_calibration_file(path, written);
+  const CalibrationFile read = read_calibration_file(path);
+  REQUIRE(read.intra_node_link.has_value());
+  REQUIRE(read.inter_node_link.has_value());
+  CHECK(read.intra_node_link->bytes_per_s == 2.1e11);
+  CHECK(read.intra_node_link->latency_s == 3e-6);
+  CHECK(read.inter_node_link->bytes_per_s == 5e10);
+  CHECK(read.inter_node_link->latency_s == 1.4e-5);
+  CHECK(read.link->bytes_per_s == 3.4e11);
+  // A file from before the per-level fields reads as it did: none of them.
+  write_text(scratch_path("calibration_old.json"), R"({"gpu": "h100", "link": {"bytes_per_s": 1e10, "latency_s": 1e-6}})");
+  const CalibrationFile old = read_calibration_file(scratch_path("calibration_old.json"));
+  CHECK_FALSE(old.intra_node_link.has_value());
+  CHECK_FALSE(old.inter_node_link.has_value());
+  // The same ranges and field names as link, with the level in the path.
+  write_text(scratch_path("calibration_bad_level.json"), R"({"inter_node_link": {"bytes_per_s": 0, "latency_s": 0}})");
+  REQUIRE_THROWS_WITH(read_calibration_file(scratch_path("calibration_bad_level.json")),
+                      Catch::Contains("inter_node_link.bytes_per_s: expected a number from 1e+06 to 1e+15, got 0"));
+  write_text(scratch_path("calibration_bad_level2.json"), R"({"intra_node_link": {"bytes_per_s": 1e9}})");
+  REQUIRE_THROWS_WITH(read_calibration_file(scratch_path("calibration_bad_level2.json")),
+                      Catch::Contains("intra_node_link.latency_s: missing"));
+}
