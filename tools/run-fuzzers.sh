@@ -74,7 +74,7 @@ cmake --build "$build" --target fuzzers -j "${TESSERA_FUZZ_BUILD_JOBS:-2}" >"$bu
 declare -A max_len=(
   [fuzz_schedule_json]=8192 [fuzz_assignment_json]=4096 [fuzz_calibration_json]=4096
   [fuzz_topology_yaml]=4096 [fuzz_sweep_spec]=4096 [fuzz_sweep_journal]=8192
-  [fuzz_results_csv]=8192 [fuzz_flag_values]=256)
+  [fuzz_results_csv]=8192 [fuzz_flag_values]=256 [fuzz_npy_file]=1024 [fuzz_nccl_tests_table]=8192)
 if [[ ${#only[@]} -gt 0 ]]; then targets=("${only[@]}"); else mapfile -t targets < <(printf '%s\n' "${!max_len[@]}" | sort); fi
 
 export TESSERA_MEMORY_LIMIT=${TESSERA_MEMORY_LIMIT:-256MB}
