@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "tessera/core/error.hpp"
+#include "tessera/scenario/field_rules.hpp"
 
 namespace tessera::python {
 
@@ -153,7 +154,20 @@ Fields read_fields(const py::kwargs& kwargs, unsigned groups, const char* functi
     for (char& c : flag)
       if (c == '_') c = '-';
     field->set(fields, value, flag);
+    fields.given.insert(flag);
   }
+  scenario::FieldRequest request;
+  request.command = function;
+  request.given = [&fields](const char* flag) { return fields.given.count(flag) > 0; };
+  request.value = [&fields](const char* flag) -> std::string {
+    const std::string name = flag;
+    if (name == "--algo") return fields.schedule.algorithm;
+    if (name == "--mask") return fields.problem.mask;
+    return "";
+  };
+  request.json = true;  // the functions return data: per_gpu needs nothing more
+  request.model = fields.model;
+  scenario::refuse_meaningless_fields(request);
   return fields;
 }
 

@@ -7,6 +7,7 @@
 // take raises TypeError, as for any Python function; a value of a type no flag takes raises
 // ValueError naming the flag.
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include <pybind11/pybind11.h>
@@ -39,9 +40,13 @@ struct Fields {
   std::string model = "flow";  // plan: rank by the flow simulation or the analytic model
   int64_t top = 0;             // plan: the best N (0: all)
   bool per_gpu = false;
+  std::set<std::string> given;  // the flags given ("--kv-heads"), for the rules of scenario/field_rules.hpp
 };
 
-// Reads `kwargs` for `function` (its name, for TypeError) taking the fields of `groups`.
+// Reads `kwargs` for `function` (its name, for TypeError and the command whose rules apply)
+// taking the fields of `groups`, then refuses fields that mean nothing together as the command
+// line does (scenario/field_rules.hpp: `bandwidth` with `topology`, `window` without a
+// sliding-window mask, ...).
 Fields read_fields(const pybind11::kwargs& kwargs, unsigned groups, const char* function);
 
 }  // namespace tessera::python

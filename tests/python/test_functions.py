@@ -118,6 +118,22 @@ class Errors(unittest.TestCase):
         self.assert_same_error(["--collective", "all-reduce", "--size", "0"], {"collective": "all-reduce", "size": 0},
                                tessera.simulate, "simulate")
 
+    def test_fields_that_mean_nothing_together(self):
+        # The command line's rules (scenario/field_rules.hpp), with its messages.
+        self.assert_same_error(["--algo", "ring", "--gpus", "16", "--topology", "h100-ib:2", "--bandwidth", "400Gb/s"],
+                               {"algo": "ring", "gpus": 16, "topology": "h100-ib:2", "bandwidth": "400Gb/s"})
+        self.assert_same_error(["--algo", "ring", "--placement", "round-robin"],
+                               {"algo": "ring", "placement": "round-robin"})
+        self.assert_same_error(["--algo", "ring", "--window", "4K"], {"algo": "ring", "window": "4K"})
+        self.assert_same_error(["--model", "analytic", "--gpu", "h100"], {"model": "analytic", "gpu": "h100"},
+                               tessera.plan, "plan")
+        self.assert_same_error(["--algo", "ring", "--size", "1G"], {"algo": "ring", "size": "1G"},
+                               tessera.simulate, "simulate")
+        self.assert_same_error(["--collective", "all-reduce", "--algo", "ring"],
+                               {"collective": "all-reduce", "algo": "ring"}, tessera.simulate, "simulate")
+        self.assert_same_error(["--algo", "ring", "--peak-tflops", "500"], {"algo": "ring", "peak_tflops": 500},
+                               tessera.simulate, "simulate")
+
     def test_wrong_types_name_the_flag(self):
         with self.assertRaisesRegex(ValueError, "^--peak-tflops: expected a number"):
             tessera.cost(algo="ring", peak_tflops="fast")
