@@ -43,6 +43,7 @@ def main(argv=None):
         time_axis.plot([row["gpus"] for row in mine], [row["time_s"] * 1e3 for row in mine], marker=marker, label=algo)
         bytes_axis.plot([row["gpus"] for row in mine], [row["recv_bytes_max"] / 1e9 for row in mine], marker=marker,
                         label=algo)
+    time_axis.set_yscale("log")  # compute shrinks as 1/GPUs: the gap shows on a log scale
     for axis, label in ((time_axis, "time (ms, alpha-beta model)"), (bytes_axis, "received by the busiest GPU (GB)")):
         axis.set_xscale("log", base=2)
         axis.set_xticks(gpu_counts, [str(gpus) for gpus in gpu_counts])
