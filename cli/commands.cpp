@@ -18,6 +18,7 @@
 #include "tessera/schedules/schedule_json.hpp"
 #include "tessera/scenario/mesh_search.hpp"
 #include "tessera/scenario/plan.hpp"
+#include "tessera/scenario/report_json.hpp"
 
 namespace tessera::cli {
 
@@ -40,33 +41,6 @@ std::string describe_problem(const Problem& problem, int32_t gpus) {
 using costmodel::CostReport;
 using scenario::Evaluation;
 using scenario::NetworkFigures;
-
-json network_to_json(const NetworkFigures& figures) {
-  json inter_node = json::object();
-  for (int kind = 0; kind < kDataKindCount; ++kind)
-    inter_node[to_string(static_cast<DataKind>(kind))] = figures.loads.inter_node_bytes[static_cast<size_t>(kind)];
-  return json{{"topology", figures.topology},
-              {"placement", figures.placement.order},
-              {"placement_searched", figures.placement.searched},
-              {"routing", figures.routing},
-              {"busiest_link", figures.busiest_link},
-              {"busiest_link_bytes", figures.loads.busiest_edge_bytes},
-              {"inter_node_bytes_by_kind", inter_node}};
-}
-
-// `schedule` names the schedule (its identity is enough: no op is read).
-json figures_to_json(const Schedule& schedule, const scenario::Figures& figures, bool per_gpu) {
-  json out = costmodel::cost_report_to_json(schedule, figures.cost, per_gpu);
-  if (figures.simulated_s) out["simulated_s"] = *figures.simulated_s;
-  if (figures.simulated_bound) {
-    out["simulated_lower_bound_time_s"] = {{"compute", figures.simulated_bound->compute_s},
-                                           {"communication", figures.simulated_bound->communication_s},
-                                           {"total", figures.simulated_bound->total_s()}};
-    out["simulated_over_lower_bound"] = figures.time_over_bound();
-  }
-  if (figures.network) out["network"] = network_to_json(*figures.network);
-  return out;
-}
 
 // "buffers: kv_recv 2, dkv_recv 2" (receive streams that wait for a free buffer).
 std::string describe_buffers(const Schedule& schedule) {
@@ -145,9 +119,7 @@ int run_cost(const ProblemFlags& problem_flags, const ScheduleFlags& schedule_fl
   scenario.network = make_network(network_flags, scenario.options.gpus);
   const Evaluation evaluation = scenario::evaluate(scenario);
   if (common.json) {
-    json out = figures_to_json(evaluation.schedule(), evaluation.figures, common.per_gpu);
-    out["hardware"] = costmodel::hardware_to_json(scenario.hardware);
-    std::cout << json_text(out, 2) << "\n";
+    std::cout << json_text(scenario::cost_to_json(evaluation, scenario, common.per_gpu), 2) << "\n";
   } else {
     print_cost(evaluation, std::cout);
   }
@@ -185,20 +157,7 @@ int run_plan(const ProblemFlags& problem_flags, const HardwareFlags& hardware_fl
   size_t shown = common.top > 0 ? std::min(ranked.size(), static_cast<size_t>(common.top)) : ranked.size();
 
   if (common.json) {
-    json out;
-    out["problem"] = schedules::problem_to_json(problem);
-    out["gpus"] = gpus;
-    out["hardware"] = costmodel::hardware_to_json(hardware);
-    out["model"] = base.simulation ? "flow" : "analytic";
-    out["topology"] = topology ? json(topology->name) : json("uniform");
-    json ranking = json::array();
-    for (size_t index = 0; index < shown; ++index) ranking.push_back(figures_to_json(ranked[index]->identity, *ranked[index]->figures, common.per_gpu));
-    out["ranking"] = ranking;
-    json not_applicable = json::array();
-    for (const auto& entry : plan.entries)
-      if (!entry.figures) not_applicable.push_back({{"schedule", entry.label}, {"reason", entry.refusal}});
-    out["not_applicable"] = not_applicable;
-    std::cout << json_text(out, 2) << "\n";
+    std::cout << json_text(scenario::plan_to_json(base, plan, static_cast<size_t>(common.top), common.per_gpu), 2) << "\n";
     return 0;
   }
   std::cout << "Plan for " << describe_problem(problem, gpus) << "\n";

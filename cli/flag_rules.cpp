@@ -1,120 +1,35 @@
 #include "flag_rules.hpp"
 
-#include <initializer_list>
 #include <string>
 
 #include "tessera/core/error.hpp"
+#include "tessera/scenario/field_rules.hpp"
 
 namespace tessera::cli {
 
-namespace {
-
-// The flags of the analytical model's GPU (the simulator takes its GPU from --gpu or a
-// calibration file) and of the uniform network's link (a topology has its own links).
-constexpr std::initializer_list<const char*> kGpuModelFlags = {"--peak-tflops", "--efficiency", "--hbm-bandwidth",
-                                                                "--hbm-gbps"};
-constexpr std::initializer_list<const char*> kUniformLinkFlags = {"--bandwidth", "--bandwidth-gbps", "--latency-us"};
-constexpr std::initializer_list<const char*> kMessageFlags = {"--launch-us", "--overhead-us", "--nvlink-message-us",
-                                                              "--network-message-us"};
-// Problem flags a standalone collective or a calibration has no use for (--gpus excepted).
-constexpr std::initializer_list<const char*> kShapeFlags = {"--seq", "--batch", "--heads", "--kv-heads", "--head-dim",
-                                                            "--head-dim-v", "--dtype", "--mask", "--window",
-                                                            "--documents", "--layout", "--pass", "--buffers"};
-
-class Rules {
- public:
-  explicit Rules(const CLI::App& command) : command_(command) {}
-
-  bool given(const char* flag) const {
-    // Options the command does not have (CLI11 throws for an unknown name) are never given.
-    for (const CLI::Option* option : command_.get_options())
-      if (option->check_name(flag)) return option->count() > 0;
-    return false;
-  }
-  // Refuses the first of `flags` that was given: "FLAG: REASON".
-  void refuse_any(std::initializer_list<const char*> flags, const std::string& reason) const {
-    for (const char* flag : flags)
-      if (given(flag)) throw UserError(std::string(flag) + ": " + reason);
-  }
-  void refuse(const char* flag, const std::string& reason) const { refuse_any({flag}, reason); }
-
- private:
-  const CLI::App& command_;
-};
-
-void problem_rules(const Rules& rules, const ProblemFlags& problem) {
-  const bool sliding = problem.mask == "sliding-window" || problem.mask == "sliding_window" || problem.mask == "window";
-  if (!sliding) rules.refuse("--window", "only with --mask sliding-window (the mask is " + tessera::quoted(problem.mask) + ")");
-}
-
-void simulate_rules(const Rules& rules) {
-  if (rules.given("--collective")) {
-    const std::string reason = "a standalone --collective has no schedule (drop it, or drop --collective)";
-    rules.refuse_any({"--algo", "--tile", "--variant", "--input", "--trace", "--ops-csv", "--links-csv", "--chunk",
-                      "--channels", "--per-gpu", "--calibration", "--gpu"},
-                     reason);
-    rules.refuse_any(kShapeFlags, "a standalone --collective moves --size bytes; it has no attention problem");
-    rules.refuse_any(kGpuModelFlags, "a standalone --collective computes nothing");
-    rules.refuse_any(kMessageFlags, "the collective simulator prices links only (bandwidth and latency)");
-  } else {
-    rules.refuse_any({"--size", "--algorithm"}, "only with --collective (a standalone collective)");
-    rules.refuse_any(kGpuModelFlags, "simulate takes the GPU's speed from --gpu or --calibration");
-  }
-  if (rules.given("--calibration")) rules.refuse("--gpu", "--calibration gives the GPU (drop one of them)");
-}
-
-}  // namespace
-
 void refuse_meaningless_flags(const CLI::App& command, const ProblemFlags& problem, const CommonFlags& common) {
-  const Rules rules(command);
-  const std::string name = command.get_name();
-  if (!common.json) rules.refuse("--per-gpu", "only with --json");
-  if (rules.given("--topology"))
-    rules.refuse_any(kUniformLinkFlags, "--topology has its own links (this sets the uniform network's; drop one)");
-  else
-    rules.refuse("--placement", "needs a --topology (on the uniform network every GPU is alike)");
-  if (name != "simulate" || !rules.given("--collective")) problem_rules(rules, problem);
-  // A schedule file carries its problem, GPU count, layout and passes: the flags would be ignored.
-  const CLI::Option* algorithm = command.get_option_no_throw("--algo");
-  if (algorithm != nullptr && algorithm->count() > 0 && algorithm->as<std::string>() == "file") {
-    rules.refuse("--gpus", "--algo file takes the GPU count from the schedule file");
-    rules.refuse_any(kShapeFlags, "--algo file takes the problem from the schedule file");
-    rules.refuse_any({"--tile", "--variant"}, "--algo file takes the schedule as the file gives it");
-  }
-
-  if (name == "simulate") simulate_rules(rules);
-  if (name == "plan") {
-    if (common.model != "flow") rules.refuse("--gpu", "only with --model flow (the GPU profile it simulates)");
-    if (common.top < 0) throw UserError("--top: expected a number of schedules (0: all), got " + std::to_string(common.top));
-  }
-  if (name == "check" && !common.json) {
-    rules.refuse_any(kGpuModelFlags, "check prices a valid schedule only with --json");
-    rules.refuse_any(kUniformLinkFlags, "check prices a valid schedule only with --json");
-    rules.refuse_any(kMessageFlags, "check prices a valid schedule only with --json");
-  }
-  if (name == "validate") {
-    rules.refuse_any(kGpuModelFlags, "validate predicts with the GPU of --gpu or --calibration");
-    if (rules.given("--calibration")) rules.refuse("--gpu", "--calibration gives the GPU (drop one of them)");
-  }
-  if (name == "run" || name == "validate" || name == "calibrate") {
-    // The CPU executor runs ranks one after another in this process: no transport, no watchdog.
-    const CLI::Option* backend = command.get_option("--backend");
-    const bool cpu = backend->count() == 0 || backend->as<std::string>() == "cpu";
-    if (cpu) rules.refuse_any({"--transport", "--watchdog-s"}, "only with --backend cuda");
-  }
-  if (name == "calibrate" && rules.given("--from-nccl-tests")) {
-    rules.refuse_any({"--backend", "--transport", "--watchdog-s", "--seed", "--sides", "--repeats", "--batch", "--heads",
-                      "--kv-heads", "--head-dim", "--head-dim-v", "--dtype"},
-                     "--from-nccl-tests fits links to the tables; it times no blocks (drop one of them)");
-  } else if (name == "calibrate") {
-    rules.refuse_any({"--topology", "--level"}, "only with --from-nccl-tests");
-  }
-  if (name == "calibrate") {
-    // The calibration times full blocks of --sides tokens, forward and backward, on one shape.
-    rules.refuse_any({"--gpus", "--seq", "--mask", "--window", "--documents", "--layout", "--pass", "--buffers"},
-                     "calibrate times full blocks of --sides tokens in both passes; only the head shape, "
-                     "--batch and --dtype apply");
-  }
+  // The option of `flag`, or none where the command does not have it (CLI11 throws for an unknown name).
+  auto option = [&command](const char* flag) -> const CLI::Option* {
+    for (const CLI::Option* candidate : command.get_options())
+      if (candidate->check_name(flag)) return candidate;
+    return nullptr;
+  };
+  scenario::FieldRequest request;
+  request.command = command.get_name();
+  request.given = [&option](const char* flag) {
+    const CLI::Option* given = option(flag);
+    return given != nullptr && given->count() > 0;
+  };
+  request.value = [&option, &problem](const char* flag) -> std::string {
+    if (std::string(flag) == "--mask") return problem.mask;
+    const CLI::Option* given = option(flag);
+    return given != nullptr && given->count() > 0 ? given->as<std::string>() : "";
+  };
+  request.json = common.json;
+  request.model = common.model;
+  scenario::refuse_meaningless_fields(request);
+  if (request.command == "plan" && common.top < 0)
+    throw UserError("--top: expected a number of schedules (0: all), got " + std::to_string(common.top));
 }
 
 }  // namespace tessera::cli

@@ -1,9 +1,8 @@
 #pragma once
 // Flags that mean nothing in the command as typed are refused (UserError, exit 2, naming the
-// flag), never ignored: `--links-csv` with `--collective`, `--gpu` with `--calibration`,
-// `--bandwidth` with `--topology` (whose links have their own), `--window` without a
-// sliding-window mask, and so on. The values themselves are checked where they are parsed
-// (scenario/scenario.hpp); this is only about which flags go together.
+// flag), never ignored: the rules are the scenario library's (scenario/field_rules.hpp, which
+// the Python module applies too); this reads which flags CLI11 saw. The values themselves are
+// checked where they are parsed (scenario/scenario.hpp).
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"

@@ -11,6 +11,7 @@
 #include "tessera/core/units.hpp"
 #include "tessera/scenario/evaluate.hpp"
 #include "tessera/scenario/collective.hpp"
+#include "tessera/scenario/report_json.hpp"
 
 namespace tessera::cli {
 
@@ -29,30 +30,19 @@ void write_file(const std::string& path, Write write) {
 int run_collective(const ProblemFlags& problem_flags, const HardwareFlags& hardware_flags,
                    const NetworkFlags& network_flags, const SimulateFlags& flags, const CommonFlags& common) {
   const int32_t gpus = gpu_count(problem_flags);
-  // The size in bytes by the one rule of core/units.hpp (1G = 1GiB = 2^30, 1GB = 1e9), handed on
-  // as a plain number of bytes.
-  int64_t size_bytes = 0;
-  try {
-    size_bytes = parse_byte_size(flags.size);
-  } catch (const UserError& error) {
-    throw UserError(std::string("--size: ") + error.what());
-  }
-  if (size_bytes <= 0) throw UserError("--size: must be positive, got " + tessera::quoted(flags.size));
   const auto started = std::chrono::steady_clock::now();
-  const scenario::CollectiveEvaluation evaluation = scenario::evaluate_collective(
-      scenario::CollectiveText{flags.collective, std::to_string(size_bytes), flags.algorithm, flags.fidelity}, gpus,
-      make_network(network_flags, gpus), make_hardware(hardware_flags));
+  const scenario::CollectiveText text{flags.collective, flags.size, flags.algorithm, flags.fidelity};
+  const scenario::CollectiveEvaluation evaluation =
+      scenario::evaluate_collective(text, gpus, make_network(network_flags, gpus), make_hardware(hardware_flags));
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const CollectiveKind collective = evaluation.collective;
   const double bytes = evaluation.bytes;
   const topo::Topology& topology = *evaluation.topology;
   const sim::CollectiveResult& result = evaluation.result;
   if (common.json) {
-    std::cout << json_text(json{{"collective", to_string(collective)}, {"algorithm", flags.algorithm}, {"size_bytes", bytes}, {"ranks", gpus},
-                      {"topology", topology.name}, {"fidelity", flags.fidelity}, {"makespan_s", result.makespan_s},
-                      {"algbw_bytes_per_s", result.algbw_bytes_per_s}, {"busbw_bytes_per_s", result.busbw_bytes_per_s},
-                      {"flows", result.flows}, {"events", result.events}, {"wall_s", wall_s}}, 2)
-              << "\n";
+    json out = scenario::collective_to_json(evaluation, text);
+    out["wall_s"] = wall_s;
+    std::cout << json_text(out, 2) << "\n";
     return 0;
   }
   Table table({"metric", "value"});
@@ -94,11 +84,7 @@ int run_simulate(const ProblemFlags& problem_flags, const ScheduleFlags& schedul
   if (!flags.links_csv.empty())
     write_file(flags.links_csv, [&](std::ostream& out) { sim::write_links_csv(out, topology, result); });
 
-  json summary = sim::simulation_summary_json(schedule, topology, result, common.per_gpu);
-  summary["fidelity"] = flags.fidelity;
-  summary["gpu"] = gpu.name;
-  summary["placement"] = chosen.order;
-  summary["routing"] = topo::to_string(topology.routing);
+  json summary = scenario::simulation_to_json(evaluation, scenario, common.per_gpu);
   summary["wall_s"] = wall_s;
   summary["events_per_s"] = wall_s > 0 ? static_cast<double>(result.events) / wall_s : 0;
   if (common.json) {

@@ -6,7 +6,7 @@ Usage: check_layering.py ROOT
 Reads every C++/CUDA source under ROOT (its #include lines) and every CMakeLists.txt (its
 target_link_libraries and include directories) and reports each break of these rules:
 
-  front-ends-through-scenario  cli/, gui/ and sweep/ reach the topologies (placement included)
+  front-ends-through-scenario  cli/, gui/, sweep/ and python/ reach the topologies (placement included)
                                and the simulator (tessera/topologies/..., tessera/sim/...) only
                                through scenario/: no include of their headers, no direct link.
   core-includes-no-module      core/ includes no other module's headers and links none.
@@ -30,7 +30,7 @@ SKIPPED_DIRECTORIES = {".git", "build", "out", "node_modules", "__pycache__"}
 # Trees of deliberate violations for the checker's own test; checked only when named as ROOT.
 SKIPPED_PATHS = {"tests/layering/fixture"}
 
-FRONT_ENDS = ("cli", "gui", "sweep")
+FRONT_ENDS = ("cli", "gui", "sweep", "python")
 BEHIND_SCENARIO = ("topologies", "sim")
 BEHIND_SCENARIO_TARGETS = {"tessera_topologies", "tessera_sim"}
 CORE_TARGETS_ALLOWED = {"tessera_core", "tessera_warnings"}
@@ -47,7 +47,7 @@ BACKEND_TARGET_LAYER = {
 
 # What each rule asks, printed under a failing run's list.
 RULES = {
-    "front-ends-through-scenario": "cli/, gui/ and sweep/ reach tessera/topologies and tessera/sim only through "
+    "front-ends-through-scenario": "cli/, gui/, sweep/ and python/ reach tessera/topologies and tessera/sim only through "
                                    "tessera/scenario (its headers re-export the types front ends show)",
     "core-includes-no-module": "core/ includes and links no other module",
     "backend-layers-downward": "backend layers include and link only downward: core < cpu, cuda < factory; cpu and "

@@ -59,7 +59,7 @@ launcher=()
 if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 if [[ ! -f $build/CMakeCache.txt ]]; then
   CC=$cc CXX=$cxx cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_FUZZ=ON \
-    -DTESSERA_ENABLE_CUDA=OFF -DTESSERA_ENABLE_GUI=OFF -DTESSERA_ENABLE_MPI=OFF -DBUILD_TESTING=OFF \
+    -DTESSERA_ENABLE_CUDA=OFF -DTESSERA_ENABLE_GUI=OFF -DTESSERA_ENABLE_MPI=OFF -DTESSERA_ENABLE_PYTHON=OFF -DBUILD_TESTING=OFF \
     "${launcher[@]}" >/dev/null
 fi
 cmake --build "$build" --target fuzzers -j "${TESSERA_FUZZ_BUILD_JOBS:-2}" >"$build/fuzz-build.log" 2>&1 || {

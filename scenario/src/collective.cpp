@@ -1,6 +1,7 @@
 #include "tessera/scenario/collective.hpp"
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/units.hpp"
 
 namespace tessera::scenario {
 
@@ -12,11 +13,15 @@ CollectiveEvaluation evaluate_collective(const CollectiveText& text, int32_t ran
   } catch (const UserError& error) {
     throw UserError(std::string("--collective: ") + error.what());
   }
+  // A size in bytes by the one rule of core/units.hpp (1G = 1GiB = 2^30, 1GB = 1e9).
+  int64_t size_bytes = 0;
   try {
-    evaluation.bytes = static_cast<double>(parse_count(text.size));
+    size_bytes = parse_byte_size(text.size);
   } catch (const UserError& error) {
     throw UserError(std::string("--size: ") + error.what());
   }
+  if (size_bytes <= 0) throw UserError("--size: must be positive, got " + tessera::quoted(text.size));
+  evaluation.bytes = static_cast<double>(size_bytes);
   evaluation.ranks = ranks;
   evaluation.topology = network.topology;
   if (!evaluation.topology)

@@ -24,6 +24,7 @@ EXPECTED = {
     "cli/main.cpp:3: front-ends-through-scenario",                  # indented '#  include'
     "gui/models/view.cpp:2: front-ends-through-scenario",           # <tessera/sim/...>
     "sweep/CMakeLists.txt:5: front-ends-through-scenario",          # links tessera_sim
+    "python/src/module.cpp:2: front-ends-through-scenario",         # the Python module includes the simulator
     "sweep/CMakeLists.txt:4: no-foreign-src",                       # include directory ${var}/src
     "sweep/src/spec.cpp:2: front-ends-through-scenario",            # topologies by relative path
     "sweep/src/spec.cpp:2: no-foreign-src",                         # ... into its src/

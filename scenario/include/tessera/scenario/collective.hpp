@@ -12,7 +12,7 @@ namespace tessera::scenario {
 
 struct CollectiveText {
   std::string collective;          // all-reduce, all-gather, reduce-scatter, all-to-all, send-recv
-  std::string size = "1G";         // bytes (nccl-tests' convention for each collective)
+  std::string size = "1G";         // bytes, as core/units.hpp parses them (nccl-tests' convention for each collective)
   std::string algorithm = "ring";  // all-reduce: ring or tree
   std::string fidelity = "flow";
 };
