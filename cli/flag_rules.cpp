@@ -97,10 +97,12 @@ void refuse_meaningless_flags(const CLI::App& command, const ProblemFlags& probl
     if (rules.given("--calibration")) rules.refuse("--gpu", "--calibration gives the GPU (drop one of them)");
   }
   if (name == "run" || name == "validate" || name == "calibrate") {
-    // The CPU executor runs ranks one after another in this process: no transport, no watchdog.
+    // The CPU executor runs ranks as threads of this process: no transport, no watchdog; its
+    // devices are cores, which only it takes.
     const CLI::Option* backend = command.get_option("--backend");
     const bool cpu = backend->count() == 0 || backend->as<std::string>() == "cpu";
     if (cpu) rules.refuse_any({"--transport", "--watchdog-s"}, "only with --backend cuda");
+    if (!cpu) rules.refuse_any({"--devices"}, "only with --backend cpu (CUDA ranks sit on GPUs as --transport says)");
   }
   if (name == "calibrate") {
     // The calibration times full blocks of --sides tokens, forward and backward, on one shape.

@@ -17,6 +17,8 @@ struct RunFlags {
   std::string gpu{kDefaultGpu.name}; // validate without a calibration file: the GPU profile
   std::string sides = "128,256,512,1024";  // calibrate: block sides in tokens
   int repeats = 3;
+  int32_t devices = 0;      // cpu: cores the ranks run on (0: every core)
+  int concurrency = 4;      // calibrate: concurrent blocks measured on one device (1 .. this)
 };
 
 int run_execute(const ProblemFlags& problem, const ScheduleFlags& schedule, const RunFlags& flags,
