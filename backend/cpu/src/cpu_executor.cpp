@@ -510,8 +510,9 @@ class ThreadedRun {
         copy_bytes(buffer_of_op_[recv], op_bytes(schedule_.items_of(schedule_.ops[recv])));
         interpreter_.deliver(std::move(carried));
         lock.lock();
-        complete(send);
-        complete(recv);
+        const double done_s = now_s();  // the pair completes together
+        complete(send, done_s);
+        complete(recv, done_s);
         break;
       }
       case OpKind::collective: {
@@ -527,7 +528,8 @@ class ThreadedRun {
         }
         interpreter_.collective(c);
         lock.lock();
-        for (uint32_t member : members) complete(member);
+        const double done_s = now_s();  // every member completes together
+        for (uint32_t member : members) complete(member, done_s);
         break;
       }
     }
@@ -550,8 +552,9 @@ class ThreadedRun {
     std::memcpy(into.data(), source_bytes_.data(), static_cast<size_t>(bytes));
   }
 
-  void complete(uint32_t index) {
-    record_.op_finish_s[index] = now_s();
+  void complete(uint32_t index) { complete(index, now_s()); }
+  void complete(uint32_t index, double finish_s) {
+    record_.op_finish_s[index] = finish_s;
     const auto rank = static_cast<size_t>(schedule_.ops[index].gpu);
     if (--remaining_[rank] == 0) wake_[rank].notify_all();
     for (uint32_t next : analysis_.successors_of(index)) {
