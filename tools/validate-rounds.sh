@@ -7,7 +7,7 @@
 #   tools/validate-rounds.sh [path/to/tessera]      (default: build/release/cli/tessera,
 #                                                    else build/default/cli/tessera)
 # Environment: ROUNDS (3), SEQ (2K), HEADS (4), HEAD_DIM (32), SIDES (64,128,256,512),
-# REPEATS (3), DEVICES (0 = every core), OUT (a scratch folder for the JSON it writes).
+# REPEATS (5), DEVICES (0 = every core), OUT (a scratch folder for the JSON it writes).
 set -euo pipefail
 tessera=${1:-}
 if [[ -z $tessera ]]; then
@@ -17,7 +17,7 @@ if [[ -z $tessera ]]; then
 fi
 [[ -n $tessera && -x $tessera ]] || { echo "validate-rounds: build the tessera command first (cmake --build --preset release --target tessera)" >&2; exit 2; }
 rounds=${ROUNDS:-3} seq=${SEQ:-2K} heads=${HEADS:-4} head_dim=${HEAD_DIM:-32}
-sides=${SIDES:-64,128,256,512} repeats=${REPEATS:-3} devices=${DEVICES:-0}
+sides=${SIDES:-64,128,256,512} repeats=${REPEATS:-5} devices=${DEVICES:-0}
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
 shape=(--heads "$heads" --kv-heads "$heads" --head-dim "$head_dim")
