@@ -100,7 +100,8 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     command.add_option("--seed", execute.seed, "seed of the random Q, K, V, dO")->capture_default_str();
     command.add_option("--devices", execute.devices,
-                       "cpu: cores the ranks run on, each rank a thread (P ranks on min(P, this) cores; 0 = every core)")
+                       "cpu: cores the ranks run on, each rank a thread (P ranks on min(P, this) cores; 0 = every core; more than "
+                       "the machine has puts several on one core, which validate does not model)")
         ->capture_default_str();
   };
   auto* run = app.add_subcommand("run", "execute a schedule on real tensors and check the numerics against fp64");
