@@ -100,6 +100,10 @@ int main(int argc, char** argv) {
     command.add_option("--watchdog-s", execute.watchdog_s, "abort a run with no progress for this long, naming the op")
         ->capture_default_str();
     command.add_option("--seed", execute.seed, "seed of the random Q, K, V, dO")->capture_default_str();
+    command.add_option("--devices", execute.devices,
+                       "cpu: cores the ranks run on, each rank a thread (P ranks on min(P, this) cores; 0 = every core; more than "
+                       "the machine has puts several on one core, which validate does not model)")
+        ->capture_default_str();
   };
   auto* run = app.add_subcommand("run", "execute a schedule on real tensors and check the numerics against fp64");
   add_problem_flags(*run, problem);
@@ -128,7 +132,10 @@ int main(int argc, char** argv) {
   add_backend_flags(*calibrate);
   calibrate->add_option("--output,-o", execute.calibration, "calibration JSON to write")->required();
   calibrate->add_option("--sides", execute.sides, "block sides in tokens, at least three")->capture_default_str();
-  calibrate->add_option("--repeats", execute.repeats, "timed runs per block (the median is kept)")->capture_default_str();
+  calibrate->add_option("--repeats", execute.repeats, "timed runs per figure after a warm-up (the median is kept)")->capture_default_str();
+  calibrate->add_option("--concurrency", execute.concurrency,
+                        "ranks sharing one device: measure the throughput of 1..this many concurrent blocks")
+      ->capture_default_str();
   NcclImportFlags nccl;
   calibrate->add_option("--from-nccl-tests", nccl.files,
                         "fit the link figures to these nccl-tests output tables (all_reduce_perf, all_gather_perf, "

@@ -1,7 +1,14 @@
 #include "run_command.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <fstream>
+#include <mutex>
+#include <optional>
+#include <thread>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -9,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "progress_line.hpp"
 #include "table.hpp"
 #include "tessera/backend/calibration.hpp"
 #include "tessera/backend/executor.hpp"
@@ -43,6 +51,9 @@ std::unique_ptr<backend::ScheduleExecutor> make_backend(const RunFlags& flags) {
   if (!(flags.watchdog_s > 0 && flags.watchdog_s <= 31536000))
     throw UserError("--watchdog-s: expected seconds from above 0 to 31536000 (a year), got " + std::to_string(flags.watchdog_s));
   options.watchdog_s = flags.watchdog_s;
+  if (flags.devices < 0 || flags.devices > 4096)
+    throw UserError("--devices: expected 0 (every core) to 4096 cores, got " + std::to_string(flags.devices));
+  options.devices = flags.devices;
   try {
     return backend::make_executor(flags.backend, options);
   } catch (const UserError& error) {
@@ -83,32 +94,109 @@ CheckedSchedule executable_schedule(const ProblemFlags& problem_flags, const Sch
   return checked;
 }
 
-// What the simulator predicts for an executed schedule, on the network of the flags: the given
-// topology, or the uniform network of the hardware flags, whose link is the executor's own
-// transfers where the calibration file measured them (their fitted latency already holds the
-// per-message cost, unless the file states that apart).
+// Where the ranks of a run sat: the executor's record says (the CPU executor: P ranks on D
+// cores); CUDA's local transport runs every rank as a virtual rank on one GPU; one rank per GPU
+// otherwise (empty).
+std::vector<int32_t> devices_of_run(const RunFlags& flags, const backend::ExecutionRecord& record, int32_t ranks) {
+  if (!record.device_of_rank.empty()) return record.device_of_rank;
+  if (flags.backend == "cuda" && flags.transport == "local") return std::vector<int32_t>(static_cast<size_t>(ranks), 0);
+  return {};
+}
+
+// What the simulator predicts for an executed schedule, in the configuration it ran: P ranks on
+// the devices of `device_of_rank` (sharing a device's compute by the calibrated concurrency
+// curve, copying between each other at its copy bandwidth; the uniform network between
+// devices), or one rank per GPU on the network of the flags: the given topology, or the uniform
+// network of the hardware flags. The uniform network's link is the executor's own transfers
+// where the calibration file measured them (their fitted latency already holds the per-message
+// cost, unless the file states that apart).
 struct Prediction {
   sim::SimResult result;
   std::string topology;
+  double analytical_s = 0;  // the analytical model's time for the same configuration
 };
 Prediction predict(const CheckedSchedule& checked, const HardwareFlags& hardware_flags, const NetworkFlags& network_flags,
-                   const std::string& calibration, scenario::Simulation simulation) {
+                   const std::string& calibration, scenario::Simulation simulation, const std::vector<int32_t>& device_of_rank) {
   const int32_t gpus = checked.schedule().gpus;
-  const scenario::Network network = make_network(network_flags, gpus);
+  scenario::Network network = make_network(network_flags, gpus);
   costmodel::Hardware hardware = make_hardware(hardware_flags);
-  if (!calibration.empty() && !network.topology) {
-    const CalibrationFile file = read_calibration_file(calibration);
-    if (file.link) {
-      hardware.link_bytes_per_s = file.link->bytes_per_s;
-      hardware.link_latency_s = file.link->latency_s;
-      simulation.options.set_message_costs(file.message ? file.message->over(MessageCosts::none()) : MessageCosts::none());
+  std::optional<CalibrationFile> file;
+  if (!calibration.empty()) file = read_calibration_file(calibration);
+  if (!device_of_rank.empty()) {
+    if (network.topology)
+      throw UserError("--topology: this run put " + std::to_string(gpus) +
+                      " ranks on fewer devices, which validate predicts on the uniform network (drop --topology)");
+    network.device_of_rank = device_of_rank;
+    sim::DeviceSharing sharing;
+    if (file && file->sharing) {
+      sharing.concurrency_speedup = file->sharing->concurrency_speedup;
+      sharing.copy_bytes_per_s = file->sharing->copy_bytes_per_s.value_or(0);
     }
+    simulation.options.device_sharing = sharing;
+  }
+  const std::vector<double> curve =
+      simulation.options.device_sharing ? simulation.options.device_sharing->concurrency_speedup : std::vector<double>{};
+  if (file) {
+    // The analytical model priced with the calibrated compute: its one efficiency taken at
+    // the schedule's chunk size.
+    const Problem& problem = checked.schedule().problem;
+    const double chunk_tokens = static_cast<double>(problem.seq_len) / checked.schedule().chunks();
+    hardware.peak_flops_per_s = simulation.gpu.peak_flops_per_s(problem.dtype);
+    hardware.compute_efficiency = simulation.gpu.efficiency(chunk_tokens, chunk_tokens);
+    hardware.kernel_launch_s = simulation.gpu.launch_overhead_s;
+    hardware.hbm_bytes_per_s = simulation.gpu.hbm_bytes_per_s;
+  }
+  if (file && !network.topology && file->link) {
+    hardware.link_bytes_per_s = file->link->bytes_per_s;
+    hardware.link_latency_s = file->link->latency_s;
+    simulation.options.set_message_costs(file->message ? file->message->over(MessageCosts::none()) : MessageCosts::none());
   }
   scenario::Scenario scenario{checked.schedule().algorithm, checked.schedule().problem, {}, hardware, network,
                               std::move(simulation)};
   const scenario::Evaluation evaluation = scenario::evaluate(checked, scenario);
-  return {*evaluation.simulation, evaluation.simulated_topology->name};
+  std::string where = evaluation.simulated_topology->name;
+  if (!device_of_rank.empty()) {
+    const int32_t devices = *std::max_element(device_of_rank.begin(), device_of_rank.end()) + 1;
+    where = std::to_string(gpus) + " ranks on " + std::to_string(devices) + (devices == 1 ? " device" : " devices");
+  }
+  const double analytical_s = device_of_rank.empty()
+                                  ? evaluation.figures.cost.time_s
+                                  : costmodel::time_on_shared_devices_s(evaluation.figures.cost, device_of_rank, curve);
+  return {*evaluation.simulation, where, analytical_s};
 }
+
+// While a run goes on, a line on the terminal with the time so far against the predicted time.
+class RunTicker {
+ public:
+  RunTicker(double predicted_s) : predicted_s_(predicted_s) {
+    thread_ = std::thread([this] {
+      ProgressLine line;
+      const auto start = std::chrono::steady_clock::now();
+      std::unique_lock<std::mutex> lock(mutex_);
+      while (!stop_.wait_for(lock, std::chrono::milliseconds(250), [this] { return done_; })) {
+        const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const int percent = static_cast<int>(std::min(99.0, 100 * elapsed_s / std::max(predicted_s_, 1e-9)));
+        line.update(percent, 100, "running, " + format_duration(elapsed_s) + " of a predicted " + format_seconds(predicted_s_));
+      }
+      line.finish();
+    });
+  }
+  ~RunTicker() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    stop_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  double predicted_s_;
+  std::mutex mutex_;
+  std::condition_variable stop_;
+  bool done_ = false;
+  std::thread thread_;
+};
 
 int execute_and_compare(const ProblemFlags& problem_flags, const ScheduleFlags& schedule_flags, const RunFlags& flags,
                         const CommonFlags& common) {
@@ -203,22 +291,32 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
   backend::AttentionTensors tensors = backend::random_inputs(schedule.problem, flags.seed);
   tensors.out.assign(tensors.d_out.size(), 0);
   tensors.lse.assign(static_cast<size_t>(schedule.problem.seq_len * schedule.problem.heads), 0);
+  // The configuration this run will have, predicted first so that the progress line has an ETA.
+  backend::ExecutionRecord planned;
+  planned.device_of_rank = executor->planned_devices(schedule.gpus);
+  const Prediction before =
+      predict(checked, hardware_flags, network_flags, flags.calibration, simulation, devices_of_run(flags, planned, schedule.gpus));
   backend::ExecutionRecord record;
-  executor->execute(checked, tensors, record);
+  {
+    RunTicker ticker(before.result.makespan_s);
+    executor->execute(checked, tensors, record);
+  }
   if (!record.reporting) return 0;  // an MPI process other than 0: process 0 reports
   if (!flags.trace.empty()) write_measured_trace(flags.trace, schedule, record);
 
-  const Prediction predicted = predict(checked, hardware_flags, network_flags, flags.calibration, simulation);
+  // What ran is what is predicted: the record's own devices.
+  const std::vector<int32_t> device_of_rank = devices_of_run(flags, record, schedule.gpus);
+  const Prediction predicted = device_of_rank == devices_of_run(flags, planned, schedule.gpus)
+                                   ? before
+                                   : predict(checked, hardware_flags, network_flags, flags.calibration, simulation, device_of_rank);
   const sim::GpuProfile& gpu = simulation.gpu;
 
-  // Per op kind: summed durations. The CPU interpreter runs ops one after another, so its
-  // end-to-end time is compared with the sum of predicted op times, not the parallel makespan.
+  // Per op kind: summed durations.
   struct Kind {
     int64_t count = 0;
     double predicted_s = 0, measured_s = 0;
   };
   std::map<std::string, Kind> kinds;
-  double predicted_serial_s = 0;
   // A transfer's time counts from the later of its two sides' starts (the rendezvous), so
   // time spent posted but waiting for the peer is not charged to it.
   auto service_s = [&](const std::vector<double>& start_s, const std::vector<double>& finish_s, size_t index) {
@@ -232,38 +330,43 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
     const std::string name = to_string(op.kind) + (op.kind == OpKind::compute ? std::string(" ") + to_string(op.pass) : "");
     Kind& kind = kinds[name];
     ++kind.count;
-    const double predicted_s = service_s(predicted.result.op_start_s, predicted.result.op_finish_s, index);
-    kind.predicted_s += predicted_s;
+    kind.predicted_s += service_s(predicted.result.op_start_s, predicted.result.op_finish_s, index);
     kind.measured_s += service_s(record.op_start_s, record.op_finish_s, index);
-    predicted_serial_s += predicted_s;
   }
-  const bool serial = flags.backend == "cpu";
-  const double predicted_end_s = serial ? predicted_serial_s : predicted.result.makespan_s;
+  const double predicted_end_s = predicted.result.makespan_s;
   const double error = record.makespan_s / predicted_end_s - 1;
+  const int32_t devices = device_of_rank.empty() ? schedule.gpus : *std::max_element(device_of_rank.begin(), device_of_rank.end()) + 1;
   if (common.json) {
     nlohmann::json by_kind = nlohmann::json::object();
     for (const auto& [name, kind] : kinds)
-      by_kind[name] = {{"ops", kind.count}, {"predicted_s", kind.predicted_s}, {"measured_s", kind.measured_s}};
+      by_kind[name] = {{"ops", kind.count}, {"predicted_s", kind.predicted_s}, {"measured_s", kind.measured_s},
+                       {"abs_error", kind.predicted_s > 0 ? std::abs(kind.measured_s / kind.predicted_s - 1) : 0.0}};
     std::cout << json_text(nlohmann::json{{"schedule", schedule.name()}, {"backend", executor->name()}, {"device", record.device},
+                                {"ranks", schedule.gpus}, {"devices", devices},
                                 {"profile", gpu.name}, {"calibration", flags.calibration}, {"by_kind", by_kind},
                                 {"end_to_end", {{"predicted_s", predicted_end_s}, {"measured_s", record.makespan_s},
-                                                {"relative_error", error}, {"serial", serial}}}}, 2)
+                                                {"relative_error", error}, {"abs_error", std::abs(error)},
+                                                {"analytical_s", predicted.analytical_s}}}}, 2)
               << "\n";
     return 0;
   }
   std::cout << schedule.name() << ": predicted (simulator, " << (flags.calibration.empty() ? gpu.name + " profile" : flags.calibration)
             << ", " << predicted.topology << ") versus measured (" << record.device << ")\n\n";
-  Table table({"op kind", "ops", "predicted", "measured", "measured / predicted"});
+  Table table({"op kind", "ops", "predicted", "measured", "measured / predicted", "|error|"});
+  auto error_text = [](double predicted_s, double measured_s) {
+    return predicted_s > 0 ? format_fixed(100 * std::abs(measured_s / predicted_s - 1), 1) + " %" : std::string("-");
+  };
   for (const auto& [name, kind] : kinds)
     table.add_row({name, std::to_string(kind.count), format_seconds(kind.predicted_s), format_seconds(kind.measured_s),
-                   kind.predicted_s > 0 ? format_fixed(kind.measured_s / kind.predicted_s, 2) : "-"});
-  table.add_row({serial ? "end to end (serial)" : "end to end", "", format_seconds(predicted_end_s), format_seconds(record.makespan_s),
-                 format_fixed(record.makespan_s / predicted_end_s, 2)});
+                   kind.predicted_s > 0 ? format_fixed(kind.measured_s / kind.predicted_s, 2) : "-",
+                   error_text(kind.predicted_s, kind.measured_s)});
+  table.add_row({"end to end", "", format_seconds(predicted_end_s), format_seconds(record.makespan_s),
+                 format_fixed(record.makespan_s / predicted_end_s, 2), error_text(predicted_end_s, record.makespan_s)});
   table.print(std::cout);
-  std::cout << "\nend-to-end error " << format_fixed(100 * error, 1) << " % ("
-            << (std::abs(error) <= 0.10 ? "within" : "outside") << " 10 %)";
-  if (serial) std::cout << "; the CPU interpreter runs ranks one after another, so predicted op times are summed";
-  std::cout << "\n";
+  std::cout << "\nend-to-end error " << format_fixed(100 * error, 1) << " % (|error| " << format_fixed(100 * std::abs(error), 1)
+            << " %, " << (std::abs(error) <= 0.10 ? "within" : "outside") << " 10 %); " << schedule.gpus << " ranks on "
+            << devices << (devices == 1 ? " device" : " devices") << "; per op kind, summed op times (ops on a shared device "
+            << "run concurrently, so they add up to more than the end to end)\n";
   return 0;
 }
 
@@ -295,8 +398,32 @@ int calibrate(const ProblemFlags& problem_flags, const RunFlags& flags) {
   if (flags.repeats < 1 || flags.repeats > 1000)
     throw UserError("--repeats: expected 1 to 1000 timed runs per block, got " + std::to_string(flags.repeats));
   std::sort(sides.begin(), sides.end());
-  const backend::ComputeCalibration calibration =
-      backend::calibrate_compute(*executor, shape, sides, flags.repeats, [](const std::string& line) { std::cerr << line << "\n"; });
+  // Ranks sharing a device: the CPU executor on one core; CUDA's local transport already runs
+  // every rank on one GPU. Other transports put a rank per GPU: nothing shares.
+  std::unique_ptr<backend::ScheduleExecutor> one_core;
+  backend::ScheduleExecutor* one_device = nullptr;
+  if (flags.backend == "cpu") {
+    RunFlags single = flags;
+    single.devices = 1;
+    one_core = make_backend(single);
+    one_device = one_core.get();
+  } else if (flags.transport == "local") {
+    one_device = executor.get();
+  }
+  if (flags.concurrency < 1 || flags.concurrency > 64)
+    throw UserError("--concurrency: expected 1 to 64 concurrent blocks, got " + std::to_string(flags.concurrency));
+  ProgressLine progress;
+  const bool terminal = isatty(STDERR_FILENO) != 0;
+  const backend::ComputeCalibration calibration = backend::calibrate_compute(
+      *executor, shape, sides, flags.repeats,
+      [&](int done, int total, const std::string& line) {
+        if (terminal)
+          progress.update(done, total, line);
+        else
+          std::cerr << line << "\n";
+      },
+      one_device, flags.concurrency);
+  progress.finish();
   write_calibration_file(flags.calibration, backend::calibration_file(calibration, executor->name(), shape));
   std::cout << "fitted rate " << format_fixed(calibration.peak_flops_per_s / 1e9, 2) << " GFLOP/s, half efficiency at "
             << format_fixed(calibration.half_efficiency_tokens, 0) << " tokens, overhead "
@@ -305,7 +432,14 @@ int calibrate(const ProblemFlags& problem_flags, const RunFlags& flags) {
             << format_bytes(calibration.merge_bytes_per_s) << "/s; transfers "
             << (calibration.link_bytes_per_s > 0 ? format_bytes(calibration.link_bytes_per_s) + "/s + " +
                                                        format_seconds(calibration.link_latency_s)
-                                                 : std::string("not measurable"))
+                                                 : std::string("not measurable"));
+  if (!calibration.concurrency_speedup.empty()) {
+    std::cout << "\nranks sharing a device: throughput of 1.." << calibration.concurrency_speedup.size() << " concurrent blocks";
+    for (double speedup : calibration.concurrency_speedup) std::cout << " " << format_fixed(speedup, 2) << "x";
+    std::cout << "; copies " << (calibration.copy_bytes_per_s > 0 ? format_bytes(calibration.copy_bytes_per_s) + "/s" : std::string("not measurable"));
+  }
+  std::cout << "\nspread: every timed figure within " << format_fixed(100 * calibration.spread, 1)
+            << " % (max - min over median) across its " << flags.repeats << " repeats"
             << "\nwrote " << flags.calibration << "\n";
   return 0;
 }

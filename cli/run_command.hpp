@@ -19,6 +19,8 @@ struct RunFlags {
   int repeats = 3;
   std::string save;  // run: folder for the inputs and outputs as .npy files
   std::string load;  // run: folder with Q, K, V, dO .npy files to run on
+  int32_t devices = 0;      // cpu: cores the ranks run on (0: every core)
+  int concurrency = 4;      // calibrate: concurrent blocks measured on one device (1 .. this)
 };
 
 int run_execute(const ProblemFlags& problem, const ScheduleFlags& schedule, const RunFlags& flags,

@@ -20,6 +20,17 @@ double median(std::vector<double> values) {
   return values.empty() ? 0 : values[values.size() / 2];
 }
 
+// (max - min) / median of repeated timings: how far one figure moved between repeats.
+double spread_of(const std::vector<double>& values) {
+  if (values.size() < 2) return 0;
+  const auto [low, high] = std::minmax_element(values.begin(), values.end());
+  const double middle = median(values);
+  return middle > 0 ? (*high - *low) / middle : 0;
+}
+
+// The calibration's repeatability so far: the widest spread of any figure.
+thread_local double widest_spread = 0;
+
 // A checked ring schedule of full blocks over `side` tokens on `ranks` ranks, with inputs (and,
 // for backward passes, a forward's O and LSE: any consistent values do for timing).
 struct TimingRun {
@@ -62,6 +73,7 @@ double median_op_time(ScheduleExecutor& executor, const TimingRun& run, OpKind k
       if (schedule.ops[index].kind == kind) seconds += record.op_finish_s[index] - record.op_start_s[index];
     if (repeat > 0) times.push_back(seconds);  // the first run warms caches (and the GPU)
   }
+  widest_spread = std::max(widest_spread, spread_of(times));
   return median(times);
 }
 
@@ -107,6 +119,22 @@ std::vector<std::pair<double, double>> transfer_times(ScheduleExecutor& executor
     }
   }
   return samples;
+}
+
+// Median makespan (after one warm-up) of a run of `run` on `executor`.
+double median_makespan(ScheduleExecutor& executor, const TimingRun& run, int repeats) {
+  std::vector<double> times;
+  for (int repeat = 0; repeat < repeats + 1; ++repeat) {
+    AttentionTensors tensors = run.inputs;
+    ExecutionRecord record;
+    executor.execute(run.checked, tensors, record);
+    // From the first op's start: the executor's set-up (rounding inputs, starting threads) is
+    // no part of what the ops cost.
+    const double first_start_s = *std::min_element(record.op_start_s.begin(), record.op_start_s.end());
+    if (repeat > 0) times.push_back(record.makespan_s - first_start_s);
+  }
+  widest_spread = std::max(widest_spread, spread_of(times));
+  return median(times);
 }
 
 }  // namespace
@@ -179,7 +207,8 @@ ComputeFit fit_compute_model(const std::vector<BlockMeasurement>& blocks) {
 }
 
 ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& shape, const std::vector<int64_t>& sides,
-                                     int repeats, const std::function<void(const std::string&)>& progress) {
+                                     int repeats, const CalibrationProgress& progress, ScheduleExecutor* one_device,
+                                     int max_concurrency) {
   if (sides.size() < 3) throw UserError("calibration needs at least three block sizes");
   // Every side's tensors must fit before the first is timed (tensors.hpp).
   for (int64_t side : sides) {
@@ -192,7 +221,16 @@ ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& 
     }
   }
   ComputeCalibration calibration;
+  widest_spread = 0;
   const int64_t heads = shape.heads;
+  // Steps: each side's blocks, the merges, each side's transfers, and with one device each
+  // concurrency level and the copies.
+  const int total = 2 * static_cast<int>(sides.size()) + 1 + (one_device ? max_concurrency + 1 : 0);
+  int done = 0;
+  auto step = [&](const std::string& line) {
+    ++done;
+    if (progress) progress(done, total, line);
+  };
   for (int64_t side : sides) {
     BlockMeasurement block;
     block.side_tokens = side;
@@ -201,9 +239,8 @@ ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& 
     block.forward_s = time_block(executor, shape, side, Pass::forward, repeats);
     block.backward_s = time_block(executor, shape, side, Pass::backward, repeats);
     calibration.blocks.push_back(block);
-    if (progress)
-      progress("block " + std::to_string(side) + "x" + std::to_string(side) + ": forward " + std::to_string(block.forward_s * 1e3) +
-               " ms, backward " + std::to_string(block.backward_s * 1e3) + " ms");
+    step("block " + std::to_string(side) + "x" + std::to_string(side) + ": forward " + std::to_string(block.forward_s * 1e3) +
+         " ms, backward " + std::to_string(block.backward_s * 1e3) + " ms");
   }
   const ComputeFit fit = fit_compute_model(calibration.blocks);
   calibration.peak_flops_per_s = fit.rate_flops_per_s;
@@ -214,12 +251,39 @@ ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& 
   calibration.largest_block_flops_per_s = largest.flops / largest.forward_s;
   calibration.backward_rate_ratio = 2.5 / calibration.backward_over_forward;
   calibration.merge_bytes_per_s = merge_rate(executor, shape, largest.side_tokens, repeats);
+  step("merges: " + std::to_string(calibration.merge_bytes_per_s / 1e9) + " GB/s");
   std::vector<std::pair<double, double>> transfers;
   for (int64_t side : sides) {
     auto samples = transfer_times(executor, shape, side, repeats);
     transfers.insert(transfers.end(), samples.begin(), samples.end());
+    step("transfers of a " + std::to_string(side) + "-token chunk");
   }
   std::tie(calibration.link_bytes_per_s, calibration.link_latency_s) = fit_link(transfers);
+  if (one_device) {
+    // The concurrency curve: k ranks of a forward ring over k x side tokens, all on one device,
+    // compute k^2 full blocks; alone each takes the block's time, so the device delivered
+    // k^2 x block / makespan blocks' worth per block time. The middle side: large enough that a
+    // block's own overhead is small, small enough that 16 of them stay quick.
+    const int64_t side = sides[sides.size() / 2];
+    const double block_s = median_makespan(*one_device, timing_run(*one_device, shape, side, 1, Pass::forward), repeats);
+    calibration.concurrency_speedup.push_back(1);
+    step("concurrency 1: one " + std::to_string(side) + "-token block in " + std::to_string(block_s * 1e3) + " ms");
+    for (int k = 2; k <= max_concurrency; ++k) {
+      const double makespan_s = median_makespan(*one_device, timing_run(*one_device, shape, k * side, k, Pass::forward), repeats);
+      const double speedup = static_cast<double>(k * k) * block_s / makespan_s;
+      calibration.concurrency_speedup.push_back(std::clamp(speedup, 1e-3, 1e6));
+      step("concurrency " + std::to_string(k) + ": " + std::to_string(speedup) + "x one block's throughput");
+    }
+    // Copies between two ranks on the device: the transfers of a 2-rank ring on it.
+    std::vector<std::pair<double, double>> copies;
+    for (int64_t copy_side : sides) {
+      auto samples = transfer_times(*one_device, shape, copy_side, repeats);
+      copies.insert(copies.end(), samples.begin(), samples.end());
+    }
+    calibration.copy_bytes_per_s = fit_link(copies).first;
+    step("copies within a device: " + std::to_string(calibration.copy_bytes_per_s / 1e9) + " GB/s");
+  }
+  calibration.spread = widest_spread;
   return calibration;
 }
 
@@ -242,7 +306,15 @@ CalibrationFile calibration_file(const ComputeCalibration& calibration, const st
   measured.blocks = calibration.blocks;
   measured.backward_over_forward = calibration.backward_over_forward;
   measured.largest_block_flops_per_s = calibration.largest_block_flops_per_s;
+  measured.spread = calibration.spread;
   file.measured = measured;
+  if (!calibration.concurrency_speedup.empty() || calibration.copy_bytes_per_s > 0) {
+    CalibratedSharing sharing;
+    sharing.concurrency_speedup = calibration.concurrency_speedup;
+    // Within the file's range (1e6 to 1e15 B/s), or left out: a copy too fast to time is free.
+    if (calibration.copy_bytes_per_s >= 1e6 && calibration.copy_bytes_per_s <= 1e15) sharing.copy_bytes_per_s = calibration.copy_bytes_per_s;
+    file.sharing = sharing;
+  }
   return file;
 }
 

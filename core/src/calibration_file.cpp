@@ -97,6 +97,24 @@ CalibratedLink read_link(const JsonReader& reader, const json& link, const std::
   return {bytes_per_s, std::max(0.0, latency_s)};
 }
 
+CalibratedSharing read_sharing(const JsonReader& reader, const json& sharing) {
+  reader.object(sharing, "sharing");
+  require_known_keys(reader, sharing, "sharing", {"concurrency_speedup", "copy_bytes_per_s"});
+  CalibratedSharing result;
+  if (JsonReader::has(sharing, "concurrency_speedup")) {
+    const json& curve = sharing.at("concurrency_speedup");
+    const std::string path = "sharing.concurrency_speedup";
+    if (!curve.is_array() || curve.empty() || curve.size() > 64)
+      reader.fail(path, "expected an array of 1 to 64 numbers (throughput of k concurrent blocks over one block's)");
+    constexpr Range kSpeedup{1e-3, 1e6};
+    for (size_t k = 0; k < curve.size(); ++k)
+      result.concurrency_speedup.push_back(in_range(reader, curve[k], path + "[" + std::to_string(k) + "]", kSpeedup));
+    if (result.concurrency_speedup[0] != 1) reader.fail(path + "[0]", "expected 1 (one block's throughput over itself)");
+  }
+  read_optional(reader, sharing, "sharing", "copy_bytes_per_s", kBytesPerS, result.copy_bytes_per_s);
+  return result;
+}
+
 nlohmann::json record_json(const CalibrationRecord& record) {
   nlohmann::json blocks = nlohmann::json::array();
   for (const MeasuredBlock& block : record.blocks)
@@ -107,7 +125,8 @@ nlohmann::json record_json(const CalibrationRecord& record) {
           {"dtype", record.dtype},
           {"blocks", blocks},
           {"backward_over_forward", record.backward_over_forward},
-          {"largest_block_flops_per_s", record.largest_block_flops_per_s}};
+          {"largest_block_flops_per_s", record.largest_block_flops_per_s},
+          {"spread", record.spread}};
 }
 
 // The file's figures from its JSON; `source` names it in every message.
@@ -117,7 +136,7 @@ CalibrationFile calibration_from_json(const json& document, const std::string& s
   require_known_keys(reader, document, "",
                      {"gpu", "device", "peak_flops_per_s_16bit", "peak_flops_per_s_fp32", "hbm_bytes_per_s",
                       "max_efficiency", "half_efficiency_tokens", "launch_overhead_s", "backward_rate_ratio",
-                      "message", "link", "intra_node_link", "inter_node_link", "measured"});
+                      "message", "link", "intra_node_link", "inter_node_link", "sharing", "measured"});
   CalibrationFile file;
   if (JsonReader::has(document, "gpu")) {
     const json& gpu = document.at("gpu");
@@ -141,6 +160,7 @@ CalibrationFile calibration_from_json(const json& document, const std::string& s
   for (const auto& [key, target] : {std::pair{"intra_node_link", &file.intra_node_link},
                                     std::pair{"inter_node_link", &file.inter_node_link}})
     if (JsonReader::has(document, key)) *target = read_link(reader, document.at(key), key);
+  if (JsonReader::has(document, "sharing")) file.sharing = read_sharing(reader, document.at("sharing"));
   // "measured" is the record of the fit, written for people: any JSON is accepted, none is read.
   return file;
 }
@@ -174,6 +194,12 @@ void write_calibration_file(const std::string& path, const CalibrationFile& file
   for (const auto& [key, link] : {std::pair{"link", &file.link}, std::pair{"intra_node_link", &file.intra_node_link},
                                    std::pair{"inter_node_link", &file.inter_node_link}})
     if (*link) json[key] = {{"bytes_per_s", (*link)->bytes_per_s}, {"latency_s", (*link)->latency_s}};
+  if (file.sharing) {
+    nlohmann::json sharing = nlohmann::json::object();
+    if (!file.sharing->concurrency_speedup.empty()) sharing["concurrency_speedup"] = file.sharing->concurrency_speedup;
+    if (file.sharing->copy_bytes_per_s) sharing["copy_bytes_per_s"] = *file.sharing->copy_bytes_per_s;
+    json["sharing"] = sharing;
+  }
   if (file.measured) json["measured"] = record_json(*file.measured);
   // Never write a file the reader would refuse: a fit that lands outside the accepted ranges (noisy
   // timings) is reported now, naming the field, rather than when the file is next used.

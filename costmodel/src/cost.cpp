@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "tessera/core/data_size.hpp"
@@ -312,6 +313,31 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
   report.time_over_lower_bound =
       report.lower_bound_time.total_s() > 0 ? report.time_s / report.lower_bound_time.total_s() : 0;
   return report;
+}
+
+double time_on_shared_devices_s(const CostReport& report, const std::vector<int32_t>& device_of_rank,
+                                const std::vector<double>& concurrency_speedup) {
+  if (device_of_rank.size() != report.gpus.size())
+    throw std::invalid_argument("time_on_shared_devices_s: one device per rank expected");
+  std::vector<double> compute_s;
+  std::vector<int64_t> ranks;
+  for (size_t rank = 0; rank < device_of_rank.size(); ++rank) {
+    const auto device = static_cast<size_t>(device_of_rank[rank]);
+    if (device >= compute_s.size()) {
+      compute_s.resize(device + 1, 0);
+      ranks.resize(device + 1, 0);
+    }
+    compute_s[device] += report.gpus[rank].compute_s;
+    ++ranks[device];
+  }
+  double time_s = report.time_s;
+  for (size_t device = 0; device < compute_s.size(); ++device) {
+    if (ranks[device] == 0) continue;
+    const auto k = static_cast<size_t>(std::min<int64_t>(ranks[device], static_cast<int64_t>(concurrency_speedup.size())));
+    const double speedup = concurrency_speedup.empty() ? 1 : concurrency_speedup[k - 1];
+    time_s = std::max(time_s, compute_s[device] / speedup);
+  }
+  return time_s;
 }
 
 }  // namespace tessera::costmodel

@@ -1,5 +1,6 @@
 #include "tessera/scenario/evaluate.hpp"
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -23,6 +24,20 @@ void simulate_placed(const CheckedSchedule& checked, const Scenario& scenario, E
   const Simulation& simulation = *scenario.simulation;
   const Schedule& schedule = checked.schedule();
   std::shared_ptr<const topo::Topology> topology = scenario.network.topology;
+  const std::vector<int32_t>& shared = scenario.network.device_of_rank;
+  if (!shared.empty()) {
+    // P ranks on the devices the run used: no placement to choose.
+    if (shared.size() != static_cast<size_t>(schedule.gpus) || topology)
+      throw UserError("ranks sharing devices need one device per rank and the uniform network");
+    const int32_t devices = *std::max_element(shared.begin(), shared.end()) + 1;
+    topology = std::make_shared<const topo::Topology>(uniform_topology(devices, scenario.hardware));
+    evaluation.simulated_placement = topo::RankPlacement{"as run", shared, false};
+    evaluation.simulation = sim::simulate(checked, *topology, shared, simulation.gpu, simulation.options);
+    evaluation.figures.simulated_s = evaluation.simulation->makespan_s;
+    // (no simulated_bound: the bound assumes a device per rank)
+    evaluation.simulated_topology = std::move(topology);
+    return;
+  }
   if (!topology) topology = std::make_shared<const topo::Topology>(uniform_topology(schedule.gpus, scenario.hardware));
   std::map<std::vector<int32_t>, sim::SimResult> runs;
   auto run = [&](const std::vector<int32_t>& ranks) -> sim::SimResult& {

@@ -94,12 +94,14 @@ void refuse_meaningless_fields(const FieldRequest& request) {
     if (rules.given("--calibration")) rules.refuse("--gpu", "--calibration gives the GPU (drop one of them)");
   }
   if (name == "run" || name == "validate" || name == "calibrate") {
-    // The CPU executor runs ranks one after another in this process: no transport, no watchdog.
+    // The CPU executor runs ranks as threads of this process: no transport, no watchdog.
     const bool cpu = !rules.given("--backend") || request.value("--backend") == "cpu";
     if (cpu) rules.refuse_any({"--transport", "--watchdog-s"}, "only with --backend cuda");
+    // The CPU executor's devices are cores, which only it takes.
+    if (!cpu) rules.refuse_any({"--devices"}, "only with --backend cpu (CUDA ranks sit on GPUs as --transport says)");
   }
   if (name == "calibrate" && rules.given("--from-nccl-tests")) {
-    rules.refuse_any({"--backend", "--transport", "--watchdog-s", "--seed", "--sides", "--repeats", "--batch", "--heads",
+    rules.refuse_any({"--backend", "--transport", "--watchdog-s", "--seed", "--sides", "--repeats", "--concurrency", "--batch", "--heads",
                       "--kv-heads", "--head-dim", "--head-dim-v", "--dtype"},
                      "--from-nccl-tests fits links to the tables; it times no blocks (drop one of them)");
   } else if (name == "calibrate") {

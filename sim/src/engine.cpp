@@ -40,6 +40,17 @@ void require_reachable(double time_s, const std::string& what) {
 }
 }
 
+// The topology's resources, and with sharing at a copy bandwidth, one copy resource per GPU
+// after them (the flow network shares it between concurrent copies within that GPU).
+std::vector<double> with_copy_resources(const topo::Topology& topology, const DeviceSharing* sharing) {
+  std::vector<double> capacity = topology.resource_bytes_per_s;
+  if (sharing && sharing->copy_bytes_per_s > 0) {
+    require_usable(sharing->copy_bytes_per_s, "the copy bandwidth of a device (calibration copy_bytes_per_s)");
+    capacity.insert(capacity.end(), static_cast<size_t>(topology.gpu_count()), sharing->copy_bytes_per_s);
+  }
+  return capacity;
+}
+
 Fidelity parse_fidelity(const std::string& text) {
   if (text == "flow") return Fidelity::flow;
   if (text == "alpha-beta" || text == "alpha_beta") return Fidelity::alpha_beta;
@@ -54,7 +65,7 @@ Engine::Engine(const topo::Topology& topology, std::vector<int32_t> gpu_of_rank,
       options_(options),
       client_(client),
       paths_(topology),
-      network_(topology.resource_bytes_per_s),
+      network_(with_copy_resources(topology, options.sharing)),
       sending_(gpu_of_rank_.size(), 0),
       receiving_(gpu_of_rank_.size(), 0),
       queued_(gpu_of_rank_.size()),
@@ -62,6 +73,10 @@ Engine::Engine(const topo::Topology& topology, std::vector<int32_t> gpu_of_rank,
       alpha_beta_bytes_(topology.resource_bytes_per_s.size(), 0),
       alpha_beta_busy_s_(topology.resource_bytes_per_s.size(), 0) {
   require_message_costs(options_.message_costs);
+  if (options_.sharing) {
+    shared_ = std::make_unique<SharedDevices>(topology.gpu_count(), *options_.sharing);
+    if (options_.sharing->copy_bytes_per_s > 0) copy_resource_base_ = static_cast<int32_t>(topology.resource_bytes_per_s.size());
+  }
 }
 
 const std::vector<double>& Engine::carried_bytes() const {
@@ -129,6 +144,15 @@ void Engine::start_compute(double seconds, uint32_t tag) {
   push_event(now_s_ + seconds, EventKind::compute_done, tag);
 }
 
+void Engine::start_compute_on(int32_t rank, double seconds, uint32_t tag) {
+  if (!shared_) {
+    start_compute(seconds, tag);
+    return;
+  }
+  require_usable(seconds, "a compute time in seconds (from the GPU profile or --calibration)");
+  shared_->start(gpu_of_rank_[static_cast<size_t>(rank)], seconds, tag, now_s_);
+}
+
 // --- moving data -------------------------------------------------------------------------
 
 bool Engine::has_channel(const Task& task) const {
@@ -151,8 +175,15 @@ void Engine::launch(int32_t task_id) {
     ++sending_[static_cast<size_t>(task.src_rank)];
     ++receiving_[static_cast<size_t>(task.dst_rank)];
   }
-  const RoutedPath path = paths_.between(gpu_of_rank_[static_cast<size_t>(task.src_rank)],
-                                         gpu_of_rank_[static_cast<size_t>(task.dst_rank)]);
+  const int32_t src_gpu = gpu_of_rank_[static_cast<size_t>(task.src_rank)];
+  RoutedPath path = paths_.between(src_gpu, gpu_of_rank_[static_cast<size_t>(task.dst_rank)]);
+  // Ranks sharing a GPU: their message is a copy over the GPU's copy resource.
+  int32_t copy_resource = -1;
+  if (copy_resource_base_ >= 0 && path.resources.empty() && task.src_rank != task.dst_rank) {
+    copy_resource = copy_resource_base_ + src_gpu;
+    path.resources = std::span<const int32_t>(&copy_resource, 1);
+    path.narrowest_bytes_per_s = options_.sharing->copy_bytes_per_s;
+  }
   // Per-message costs: the path's protocol latency (NVLink or network), and the library's
   // overhead once per operation; a device copy (no hops) pays neither.
   const MessageCosts& message = options_.message_costs;
@@ -173,6 +204,7 @@ void Engine::launch(int32_t task_id) {
   }
   const double seconds = path.resources.empty() ? 0 : task.bytes / path.narrowest_bytes_per_s;
   for (int32_t resource : path.resources) {
+    if (resource >= static_cast<int32_t>(alpha_beta_bytes_.size())) continue;  // a copy resource
     alpha_beta_bytes_[static_cast<size_t>(resource)] += task.bytes;
     alpha_beta_busy_s_[static_cast<size_t>(resource)] += seconds;
   }
@@ -230,10 +262,16 @@ void Engine::run() {
     client_.before_next_event();
     const double event_s = events_.empty() ? kInfinity : events_.top().time_s;
     const auto [flow_s, flow] = network_.next_completion();
-    const double next_s = std::min(event_s, flow_s);
+    const auto [shared_s, shared_gpu] = shared_ ? shared_->next_completion() : std::pair<double, int32_t>{kInfinity, -1};
+    const double next_s = std::min({event_s, flow_s, shared_s});
     if (next_s == kInfinity) return;
     now_s_ = next_s;
     count_event();
+    // Compute ends first at an instant (as compute_done events do), shared compute among it.
+    if (shared_s == next_s && !(event_s == next_s && events_.top().kind == EventKind::compute_done)) {
+      client_.compute_done(shared_->finish(shared_gpu, now_s_));
+      continue;
+    }
     if (event_s != next_s) {
       network_.finish(flow, now_s_);
       data_moved(task_of_flow_[static_cast<size_t>(flow)]);

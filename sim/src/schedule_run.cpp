@@ -15,6 +15,7 @@ EngineOptions engine_options(const SimOptions& options) {
   engine.message_costs = options.message_costs();
   engine.channels = options.channels;
   engine.cancel = options.cancel;
+  engine.sharing = options.device_sharing ? &*options.device_sharing : nullptr;
   return engine;
 }
 }  // namespace
@@ -59,7 +60,7 @@ void ScheduleRun::launch(uint32_t index) {
     case OpKind::merge: {
       const double seconds = op_compute_s(schedule_, grid_, op, gpu_);
       result_.gpus[static_cast<size_t>(op.gpu)].compute_s += seconds;
-      engine_.start_compute(seconds, index);
+      engine_.start_compute_on(op.gpu, seconds, index);
       break;
     }
     case OpKind::send:

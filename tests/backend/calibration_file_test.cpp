@@ -29,7 +29,8 @@ TEST_CASE("a calibration file reads back what was written", "[backend][calibrati
   written.hbm_bytes_per_s = 2.1e12;
   written.message = CalibratedMessageCosts{2e-6, std::nullopt, 6e-6};
   written.link = CalibratedLink{3e11, 1e-5};
-  written.measured = CalibrationRecord{4, 64, "fp32", {{128, 8.4e6, 1e-5, 3e-5}}, 3.0, 8.4e11};
+  written.sharing = CalibratedSharing{{1, 1.7, 2.2}, 2e10};
+  written.measured = CalibrationRecord{4, 64, "fp32", {{128, 8.4e6, 1e-5, 3e-5}}, 3.0, 8.4e11, 0.04};
   write_calibration_file(scratch_path("calibration_round_trip.json"), written);
 
   const CalibrationFile read = read_calibration_file(scratch_path("calibration_round_trip.json"));
@@ -49,6 +50,9 @@ TEST_CASE("a calibration file reads back what was written", "[backend][calibrati
   REQUIRE(read.link.has_value());
   CHECK(read.link->bytes_per_s == 3e11);
   CHECK(read.link->latency_s == 1e-5);
+  REQUIRE(read.sharing.has_value());
+  CHECK(read.sharing->concurrency_speedup == std::vector<double>{1, 1.7, 2.2});
+  CHECK(read.sharing->copy_bytes_per_s == 2e10);
   CHECK_FALSE(read.measured.has_value());  // for the record only
 
   // The record is in the file, under the names a reader of the JSON sees.
@@ -56,6 +60,7 @@ TEST_CASE("a calibration file reads back what was written", "[backend][calibrati
   const nlohmann::json json = nlohmann::json::parse(file);
   CHECK(json.at("measured").at("blocks").at(0).at("side_tokens") == 128);
   CHECK(json.at("measured").at("dtype") == "fp32");
+  CHECK(json.at("measured").at("spread") == 0.04);
   CHECK_FALSE(json.contains("peak_flops_per_s_16bit"));
   CHECK_FALSE(json.at("message").contains("nvlink_latency_s"));
 }
@@ -136,6 +141,32 @@ TEST_CASE("bad calibration files are refused naming the file and the field", "[b
   CHECK(refusal("calibration_bad_19.json", "") .rfind("calibration_bad_19.json:1:1: not valid JSON", 0) == 0);
   CHECK_THROWS_WITH(read_calibration_file("calibration_no_such_file.json"),
                     "calibration_no_such_file.json: cannot open the calibration file");
+}
+
+TEST_CASE("a calibration file without the sharing object (older files) reads, with no sharing", "[backend][calibration]") {
+  write_text(scratch_path("calibration_old.json"), R"({"gpu": "h100", "link": {"bytes_per_s": 1e9, "latency_s": 0}})");
+  const CalibrationFile read = read_calibration_file(scratch_path("calibration_old.json"));
+  CHECK_FALSE(read.sharing.has_value());
+  REQUIRE(read.link.has_value());
+}
+
+TEST_CASE("a bad sharing object is refused naming the field", "[backend][calibration]") {
+  auto message = [](const std::string& text) {
+    write_text(scratch_path("calibration_sharing.json"), text);
+    try {
+      read_calibration_file(scratch_path("calibration_sharing.json"));
+    } catch (const UserError& error) {
+      return std::string(error.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK_THAT(message(R"({"sharing": {"concurrency_speedup": [2, 3]}})"),
+             Catch::Contains("sharing.concurrency_speedup[0]: expected 1"));
+  CHECK_THAT(message(R"({"sharing": {"concurrency_speedup": [1, 0]}})"),
+             Catch::Contains("sharing.concurrency_speedup[1]: expected a number from 0.001"));
+  CHECK_THAT(message(R"({"sharing": {"concurrency_speedup": []}})"), Catch::Contains("sharing.concurrency_speedup: expected an array"));
+  CHECK_THAT(message(R"({"sharing": {"copy_bytes_per_s": 5}})"), Catch::Contains("sharing.copy_bytes_per_s: expected a number from 1e+06"));
+  CHECK_THAT(message(R"({"sharing": {"copies": 5}})"), Catch::Contains("sharing.copies: unknown field"));
 }
 
 TEST_CASE("calibration figures at the edges of their ranges are read", "[backend][calibration]") {

@@ -55,7 +55,7 @@ TEST_CASE("the executor interface runs the CPU executor and records every op", "
   AttentionTensors through = inputs;
   ExecutionRecord record;
   executor->execute(checked, through, record);
-  // Same interpreter, same order: bit-identical results.
+  // The same executor through the interface: bit-identical results.
   CHECK(max_abs_error(direct.out, through.out) == 0);
   CHECK(max_abs_error(direct.d_k, through.d_k) == 0);
   REQUIRE(record.op_start_s.size() == schedule.ops.size());
@@ -65,10 +65,13 @@ TEST_CASE("the executor interface runs the CPU executor and records every op", "
     latest = std::max(latest, record.op_finish_s[index]);
   }
   CHECK(record.makespan_s == latest);
-  // The interpreter runs ops one after another in the analysis order: times never overlap.
-  const auto& order = checked.analysis().order;
-  for (size_t position = 1; position < order.size(); ++position)
-    CHECK(record.op_finish_s[order[position - 1]] <= record.op_start_s[order[position]]);
+  // Each rank a thread: an op starts once everything it depends on has finished (its stream's
+  // previous op, its data, a free buffer), and a send finishes with its recv (rendezvous).
+  const auto& analysis = checked.analysis();
+  for (size_t index = 0; index < schedule.ops.size(); ++index) {
+    for (uint32_t dep : analysis.deps_of(index)) CHECK(record.op_finish_s[dep] <= record.op_start_s[index]);
+    if (analysis.partner[index] >= 0) CHECK(record.op_finish_s[index] == record.op_finish_s[static_cast<size_t>(analysis.partner[index])]);
+  }
 }
 
 TEST_CASE("make_executor names what is wrong", "[backend]") {
@@ -132,6 +135,41 @@ TEST_CASE("calibrating the CPU executor measures every block size and writes the
   REQUIRE(file.measured.has_value());
   CHECK(file.measured->blocks.size() == 3);
   CHECK(file.measured->dtype == "bf16");
+  CHECK(file.measured->spread >= 0);
+  CHECK_FALSE(file.sharing.has_value());  // no one-device executor given: nothing shared was measured
+}
+
+TEST_CASE("calibrating with a one-device executor measures the concurrency curve and copies", "[backend][calibration]") {
+  Problem shape = small_problem(Pass::forward);
+  auto executor = make_executor("cpu", {});
+  ExecutorOptions one_core;
+  one_core.devices = 1;
+  auto one_device = make_executor("cpu", one_core);
+  std::vector<std::string> lines;
+  int last_done = 0, steps = 0;
+  ComputeCalibration calibration = calibrate_compute(
+      *executor, shape, {32, 64, 128}, 2,
+      [&](int done, int total, const std::string& line) {
+        CHECK(done == last_done + 1);
+        last_done = done;
+        steps = total;
+        lines.push_back(line);
+      },
+      one_device.get(), 3);
+  // 3 sides x (blocks, transfers) + merges + 3 concurrency levels + copies.
+  CHECK(steps == 2 * 3 + 1 + 3 + 1);
+  CHECK(last_done == steps);
+  REQUIRE(calibration.concurrency_speedup.size() == 3);
+  CHECK(calibration.concurrency_speedup[0] == 1);  // by definition
+  // Timing on a shared machine is noisy, so only the range is asserted: k + 1 blocks on one
+  // core cannot deliver k + 1 times one block's throughput (nor less than nothing).
+  for (size_t k = 1; k < 3; ++k) {
+    CHECK(calibration.concurrency_speedup[k] > 0);
+    CHECK(calibration.concurrency_speedup[k] < static_cast<double>(k + 1));
+  }
+  const CalibrationFile file = calibration_file(calibration, "cpu", shape);
+  REQUIRE(file.sharing.has_value());
+  CHECK(file.sharing->concurrency_speedup == calibration.concurrency_speedup);
 }
 
 TEST_CASE("the link fit recovers bandwidth and latency from exact times", "[backend][calibration]") {

@@ -325,3 +325,33 @@ TEST_CASE("--gpus defaults to the GPU count the topology names", "[cli][topology
   REQUIRE(sized.exit_code == 0);
   CHECK(nlohmann::json::parse(sized.out)["ranks"].get<int>() == 256);
 }
+
+TEST_CASE("tessera calibrate and validate on the CPU predict the ranks on the cores they ran on", "[cli][backend]") {
+  Run calibrate = tessera("calibrate --heads 2 --kv-heads 2 --head-dim 16 --sides 16,32,64 --repeats 1 --concurrency 2 "
+                          "-o cli_test_cpu_cal.json");
+  INFO(calibrate.err);
+  REQUIRE(calibrate.exit_code == 0);
+  CHECK(calibrate.out.find("ranks sharing a device") != std::string::npos);
+  CHECK(calibrate.out.find("spread") != std::string::npos);
+  // Four ranks on one core, then on two: the JSON says where they ran and compares end to end.
+  for (int devices : {1, 2}) {
+    Run validate = tessera("validate --algo ring --gpus 4 --seq 256 --heads 2 --kv-heads 2 --head-dim 16 --devices " +
+                           std::to_string(devices) + " --calibration cli_test_cpu_cal.json --json");
+    INFO(validate.err);
+    REQUIRE(validate.exit_code == 0);
+    auto json = nlohmann::json::parse(validate.out);
+    CHECK(json["ranks"] == 4);
+    CHECK(json["devices"] == devices);
+    CHECK(json["end_to_end"]["predicted_s"].get<double>() > 0);
+    CHECK(json["end_to_end"]["measured_s"].get<double>() > 0);
+    const double relative = json["end_to_end"]["relative_error"].get<double>();
+    CHECK(json["end_to_end"]["abs_error"].get<double>() == Approx(std::abs(relative)));
+    CHECK(json["by_kind"].contains("compute forward"));
+  }
+  Run negative = tessera("validate --algo ring --gpus 4 --seq 256 --devices -1");
+  CHECK(negative.exit_code == 2);
+  CHECK(negative.err.find("--devices") != std::string::npos);
+  Run on_cuda = tessera("run --algo ring --gpus 4 --seq 256 --backend cuda --devices 2");
+  CHECK(on_cuda.exit_code == 2);
+  CHECK(on_cuda.err.find("--devices") != std::string::npos);
+}

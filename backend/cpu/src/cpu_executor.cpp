@@ -3,14 +3,28 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
 #include <functional>
 #include <limits>
 #include <memory>
+#include <mutex>
+#include <span>
+#include <thread>
 #include <unordered_map>
+
+#ifdef __linux__
+#include <pthread.h>
+#include <sched.h>
+#endif
 
 #include "tessera/backend/device_buffers.hpp"
 #include "tessera/backend/reference.hpp"
+#include "tessera/core/data_size.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/rank_devices.hpp"
 #include "tessera/core/pair_count.hpp"
 
 namespace tessera::backend {
@@ -60,66 +74,103 @@ class Interpreter {
     for (int64_t chunk = 0; chunk < grid.chunks(); ++chunk) chunk_tokens_.push_back(chunk_token_list(grid, chunk));
   }
 
-  // `on_op(index, started)` brackets every op (the measured trace); may be empty.
-  void run(const ScheduleAnalysis& analysis, const std::function<void(uint32_t, bool)>& on_op) {
-    std::vector<uint8_t> collective_done(schedule_.collectives.size(), 0);
-    std::vector<std::pair<uint64_t, std::unique_ptr<Partial>>> carried;
+  // The data actions of each op kind, shared by the sequential and the threaded run. The
+  // stores of partials (local_, inbox_) are guarded by store_mutex_; a compute op holds it only
+  // to find its partials and then works on them unlocked (the schedule's dependencies keep any
+  // other op off a partial while a compute writes it; map nodes never move).
+  using Staged = std::vector<std::pair<uint64_t, std::unique_ptr<Partial>>>;
+
+  void compute(const Op& op) {
+    for (const auto& block : schedule_.blocks_of(op)) {
+      if (op.pass == Pass::forward) {
+        Partial* out = nullptr;
+        {
+          std::lock_guard<std::mutex> lock(store_mutex_);
+          out = &partial(local_, op.gpu, {DataKind::O, block.head_group, block.q_chunk});
+        }
+        forward_block(*out, block);
+      } else {
+        Partial *dq = nullptr, *dkv = nullptr;
+        {
+          std::lock_guard<std::mutex> lock(store_mutex_);
+          dq = &partial(local_, op.gpu, {DataKind::dQ, block.head_group, block.q_chunk});
+          dkv = &partial(local_, op.gpu, {DataKind::dKV, block.head_group, block.kv_chunk});
+        }
+        backward_block(*dq, *dkv, block);
+      }
+    }
+  }
+  // A send takes the partials it carries off its rank when it is posted.
+  Staged take_sent(const Op& op) {
+    std::lock_guard<std::mutex> lock(store_mutex_);
+    Staged staged;
+    for (const auto& item : schedule_.items_of(op))
+      if (carries_data(item)) staged.emplace_back(key(op.peer, item), take(op.gpu, item));
+    return staged;
+  }
+  // Its recv puts them in the receiver's inbox, where a merge finds them.
+  void deliver(Staged staged) {
+    std::lock_guard<std::mutex> lock(store_mutex_);
+    for (auto& [where, value] : staged) fold(inbox_, where, std::move(value));
+  }
+  // A collective's transfers, in the order listed, once every member has reached it.
+  void collective(size_t index) {
+    std::lock_guard<std::mutex> lock(store_mutex_);
+    for (const auto& transfer : schedule_.collectives[index].transfers)
+      for (const auto& item : schedule_.items_of(transfer))
+        if (carries_data(item)) fold(inbox_, key(transfer.dst, item), take(transfer.src, item));
+  }
+  void merge(const Op& op) {
+    std::lock_guard<std::mutex> lock(store_mutex_);
+    for (const auto& item : schedule_.items_of(op)) {
+      if (!carries_data(item)) continue;
+      auto it = inbox_.find(key(op.gpu, item));
+      if (it == inbox_.end()) continue;
+      std::unique_ptr<Partial> arrived = std::move(it->second);
+      inbox_.erase(it);
+      fold(local_, key(op.gpu, item), std::move(arrived));
+    }
+  }
+
+  // One rank after another in the analysis' execution order: the reference the threaded run is
+  // compared with (tests), and a run with nothing concurrent. `on_op(index, started)` brackets
+  // every op; may be empty.
+  void run_sequentially(const ScheduleAnalysis& analysis, const std::function<void(uint32_t, bool)>& on_op) {
+    std::vector<uint8_t> posted(schedule_.ops.size(), 0), collective_done(schedule_.collectives.size(), 0);
+    std::vector<Staged> staged(schedule_.ops.size());
     for (uint32_t index : analysis.order) {
       const Op& op = schedule_.ops[index];
       if (on_op) on_op(index, true);
-      run_op(op, collective_done, carried);
+      posted[index] = 1;
+      switch (op.kind) {
+        case OpKind::compute: compute(op); break;
+        case OpKind::merge: merge(op); break;
+        case OpKind::send:
+        case OpKind::recv: {
+          const auto partner = static_cast<uint32_t>(analysis.partner[index]);
+          const uint32_t send = op.kind == OpKind::send ? index : partner;
+          if (op.kind == OpKind::send) staged[send] = take_sent(op);
+          if (posted[partner]) deliver(std::move(staged[send]));
+          break;
+        }
+        case OpKind::collective: {
+          const auto c = static_cast<size_t>(op.peer);
+          if (!collective_done[c]) collective(c);
+          collective_done[c] = 1;
+          break;
+        }
+      }
       if (on_op) on_op(index, false);
     }
     collect_outputs();
   }
 
- private:
-  void run_op(const Op& op, std::vector<uint8_t>& collective_done,
-              std::vector<std::pair<uint64_t, std::unique_ptr<Partial>>>& carried) {
-    {
-      switch (op.kind) {
-        case OpKind::compute:
-          for (const auto& block : schedule_.blocks_of(op)) {
-            if (op.pass == Pass::forward) {
-              forward_block(partial(local_, op.gpu, {DataKind::O, block.head_group, block.q_chunk}), block);
-            } else {
-              backward_block(partial(local_, op.gpu, {DataKind::dQ, block.head_group, block.q_chunk}),
-                             partial(local_, op.gpu, {DataKind::dKV, block.head_group, block.kv_chunk}), block);
-            }
-          }
-          break;
-        case OpKind::send:
-          for (const auto& item : schedule_.items_of(op))
-            if (carries_data(item)) carried.emplace_back(key(op.peer, item), take(op.gpu, item));
-          break;
-        case OpKind::recv:
-          // The matching send was the op just before (rendezvous order): unload its partials.
-          for (auto& [where, value] : carried) fold(inbox_, where, std::move(value));
-          carried.clear();
-          break;
-        case OpKind::collective: {
-          auto c = static_cast<size_t>(op.peer);
-          if (collective_done[c]) break;
-          collective_done[c] = 1;
-          for (const auto& transfer : schedule_.collectives[c].transfers)
-            for (const auto& item : schedule_.items_of(transfer))
-              if (carries_data(item)) fold(inbox_, key(transfer.dst, item), take(transfer.src, item));
-          break;
-        }
-        case OpKind::merge:
-          for (const auto& item : schedule_.items_of(op)) {
-            if (!carries_data(item)) continue;
-            auto it = inbox_.find(key(op.gpu, item));
-            if (it == inbox_.end()) continue;
-            std::unique_ptr<Partial> arrived = std::move(it->second);
-            inbox_.erase(it);
-            fold(local_, key(op.gpu, item), std::move(arrived));
-          }
-          break;
-      }
-    }
+  void collect_outputs() {
+    std::lock_guard<std::mutex> lock(store_mutex_);
+    collect_outputs_locked();
   }
 
+ private:
   static bool carries_data(const DataItem& item) {
     return item.kind == DataKind::O || item.kind == DataKind::dQ || item.kind == DataKind::dKV;
   }
@@ -273,7 +324,7 @@ class Interpreter {
     }
   }
 
-  void collect_outputs() {
+  void collect_outputs_locked() {
     const int64_t H = problem_.heads, G = problem_.kv_heads, d = problem_.head_dim, dv = problem_.head_dim_v;
     const int64_t N = tensors_.tokens;
     if (problem_.has_forward()) {
@@ -330,43 +381,298 @@ class Interpreter {
   DocumentBounds documents_;
   std::vector<float> q_, k_, v_, d_out_, lse_, delta_;
   std::vector<std::vector<int64_t>> chunk_tokens_;
+  std::mutex store_mutex_;
   Store local_, inbox_;
 };
 
 }  // namespace
 
-void execute_on_cpu(const schedules::CheckedSchedule& checked, AttentionTensors& tensors) {
-  Interpreter interpreter(checked.schedule(), checked.grid(), tensors);
-  interpreter.run(checked.analysis(), {});
+namespace {
+
+// Each rank on its own thread, pinned to the core of its device (ranks_on_devices), so ranks
+// sharing a core share it as the OS time-slices them. An op runs once its dependencies are done
+// (its stream's previous op, the data it reads, a free receive buffer: the analysis' deps);
+// a rank's thread runs its compute and merge ops one at a time; its sends, receives and
+// collective arrivals are posted the moment they are ready, by whichever thread made them so,
+// and never wait: the rank's other streams go on. A send and its
+// recv complete together once both are posted (rendezvous), a collective once every member has
+// reached it; the thread that completes one makes the copy. A transfer copies the bytes the
+// simulator charges for it (data_size.hpp) into the receiver's buffer for that stream, so that
+// it costs what a device copy costs; the partials it carries are handed over with it (ranks
+// share one address space, and the inputs every rank reads are in it from the start).
+class ThreadedRun {
+ public:
+  using Clock = std::chrono::steady_clock;
+  ThreadedRun(const schedules::CheckedSchedule& checked, Interpreter& interpreter, std::vector<int32_t> device_of_rank,
+              ExecutionRecord& record, Clock::time_point started)
+      : schedule_(checked.schedule()),
+        grid_(checked.grid()),
+        analysis_(checked.analysis()),
+        interpreter_(interpreter),
+        device_of_rank_(std::move(device_of_rank)),
+        record_(record),
+        started_(started),
+        wake_(static_cast<size_t>(schedule_.gpus)),
+        ready_(static_cast<size_t>(schedule_.gpus)),
+        pending_(schedule_.ops.size()),
+        posted_(schedule_.ops.size(), 0),
+        staged_(schedule_.ops.size()),
+        arrived_(schedule_.collectives.size(), 0),
+        remaining_(static_cast<size_t>(schedule_.gpus), 0),
+        buffer_of_op_(schedule_.ops.size(), -1) {
+    const size_t streams = std::max<size_t>(1, schedule_.stream_names.size());
+    std::vector<int32_t> buffer_of_stream(static_cast<size_t>(schedule_.gpus) * streams, -1);
+    int64_t largest_bytes = 0;
+    for (size_t op = 0; op < schedule_.ops.size(); ++op) {
+      const Op& o = schedule_.ops[op];
+      pending_[op] = static_cast<uint32_t>(analysis_.deps_of(op).size());
+      ++remaining_[static_cast<size_t>(o.gpu)];
+      if (o.kind != OpKind::recv && o.kind != OpKind::collective) continue;
+      // One receive buffer per (rank, stream): a stream has one transfer in flight at a time.
+      int32_t& buffer = buffer_of_stream[static_cast<size_t>(o.gpu) * streams + static_cast<size_t>(std::max(0, o.stream)) % streams];
+      if (buffer < 0) {
+        buffer = static_cast<int32_t>(receive_buffers_.size());
+        receive_buffers_.emplace_back();
+      }
+      buffer_of_op_[op] = buffer;
+      const int64_t bytes = o.kind == OpKind::recv ? op_bytes(schedule_.items_of(o)) : 0;
+      largest_bytes = std::max(largest_bytes, bytes);
+    }
+    for (const Collective& collective : schedule_.collectives)
+      for (const auto& transfer : collective.transfers) largest_bytes = std::max(largest_bytes, op_bytes(schedule_.items_of(transfer)));
+    source_bytes_.assign(static_cast<size_t>(largest_bytes), 1);
+  }
+
+  void run() {
+    for (uint32_t op = 0; op < pending_.size(); ++op)
+      if (pending_[op] == 0) ready_[static_cast<size_t>(schedule_.ops[op].gpu)].push_back(op);
+    std::vector<std::thread> threads;
+    threads.reserve(static_cast<size_t>(schedule_.gpus));
+    for (int32_t rank = 0; rank < schedule_.gpus; ++rank) threads.emplace_back([this, rank] { rank_loop(rank); });
+    for (auto& thread : threads) thread.join();
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  int64_t op_bytes(std::span<const DataItem> items) const {
+    int64_t bytes = 0;
+    for (const auto& item : items) bytes += item_bytes(schedule_, grid_, item);
+    return bytes;
+  }
+  double now_s() const { return std::chrono::duration<double>(Clock::now() - started_).count(); }
+
+  void rank_loop(int32_t rank) {
+    pin_to_core(device_of_rank_[static_cast<size_t>(rank)]);
+    auto& ready = ready_[static_cast<size_t>(rank)];
+    std::unique_lock<std::mutex> lock(mutex_);
+    try {
+      while (true) {
+        wake_[static_cast<size_t>(rank)].wait(lock, [&] { return failed_ || !ready.empty() || remaining_[static_cast<size_t>(rank)] == 0; });
+        if (failed_ || ready.empty()) return;
+        const uint32_t index = ready.front();
+        ready.pop_front();
+        run_op(index, lock);
+        post_ready_transfers(lock);
+      }
+    } catch (...) {
+      if (!lock.owns_lock()) lock.lock();
+      if (!error_) error_ = std::current_exception();
+      failed_ = true;
+      for (auto& wake : wake_) wake.notify_all();
+    }
+  }
+
+  // Called with the lock held; the work itself runs unlocked.
+  void run_op(uint32_t index, std::unique_lock<std::mutex>& lock) {
+    const Op& op = schedule_.ops[index];
+    record_.op_start_s[index] = now_s();
+    posted_[index] = 1;
+    switch (op.kind) {
+      case OpKind::compute:
+      case OpKind::merge:
+        lock.unlock();
+        if (op.kind == OpKind::compute)
+          interpreter_.compute(op);
+        else
+          interpreter_.merge(op);
+        lock.lock();
+        complete(index);
+        break;
+      case OpKind::send:
+      case OpKind::recv: {
+        const auto partner = static_cast<uint32_t>(analysis_.partner[index]);
+        const uint32_t send = op.kind == OpKind::send ? index : partner, recv = op.kind == OpKind::send ? partner : index;
+        // Taken under the lock, so that a recv that finds its send posted finds its partials.
+        if (op.kind == OpKind::send) staged_[send] = interpreter_.take_sent(op);
+        if (!posted_[partner]) break;
+        Interpreter::Staged carried = std::move(staged_[send]);
+        lock.unlock();
+        copy_bytes(buffer_of_op_[recv], op_bytes(schedule_.items_of(schedule_.ops[recv])));
+        interpreter_.deliver(std::move(carried));
+        lock.lock();
+        const double done_s = now_s();  // the pair completes together
+        complete(send, done_s);
+        complete(recv, done_s);
+        break;
+      }
+      case OpKind::collective: {
+        const auto c = static_cast<size_t>(op.peer);
+        const auto& members = analysis_.collective_ops[c];
+        if (++arrived_[c] < members.size()) break;
+        lock.unlock();
+        for (const auto& transfer : schedule_.collectives[c].transfers) {
+          int32_t buffer = buffer_of_op_[index];
+          for (uint32_t member : members)
+            if (schedule_.ops[member].gpu == transfer.dst) buffer = buffer_of_op_[member];
+          copy_bytes(buffer, op_bytes(schedule_.items_of(transfer)));
+        }
+        interpreter_.collective(c);
+        lock.lock();
+        const double done_s = now_s();  // every member completes together
+        for (uint32_t member : members) complete(member, done_s);
+        break;
+      }
+    }
+  }
+  // Sends, receives and collective arrivals are posted as soon as they are ready, by whichever
+  // thread made them ready (as a GPU's communication does not wait for its compute stream), so
+  // a rank busy computing does not hold back its peers' rendezvous.
+  void post_ready_transfers(std::unique_lock<std::mutex>& lock) {
+    while (!posts_.empty()) {
+      const uint32_t index = posts_.back();
+      posts_.pop_back();
+      run_op(index, lock);
+    }
+  }
+
+  void copy_bytes(int32_t buffer, int64_t bytes) {
+    if (buffer < 0 || bytes <= 0) return;
+    std::vector<char>& into = receive_buffers_[static_cast<size_t>(buffer)];
+    if (into.size() < static_cast<size_t>(bytes)) into.resize(static_cast<size_t>(bytes));
+    std::memcpy(into.data(), source_bytes_.data(), static_cast<size_t>(bytes));
+  }
+
+  void complete(uint32_t index) { complete(index, now_s()); }
+  void complete(uint32_t index, double finish_s) {
+    record_.op_finish_s[index] = finish_s;
+    const auto rank = static_cast<size_t>(schedule_.ops[index].gpu);
+    if (--remaining_[rank] == 0) wake_[rank].notify_all();
+    for (uint32_t next : analysis_.successors_of(index)) {
+      if (--pending_[next] != 0) continue;
+      const Op& ready_op = schedule_.ops[next];
+      if (ready_op.kind == OpKind::send || ready_op.kind == OpKind::recv || ready_op.kind == OpKind::collective) {
+        posts_.push_back(next);
+        continue;
+      }
+      const auto owner = static_cast<size_t>(ready_op.gpu);
+      ready_[owner].push_back(next);
+      wake_[owner].notify_one();
+    }
+  }
+
+  void pin_to_core(int32_t device) const {
+#ifdef __linux__
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+    std::vector<int> cores;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &allowed)) cores.push_back(cpu);
+    if (cores.empty()) return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cores[static_cast<size_t>(device) % cores.size()], &one);
+    pthread_setaffinity_np(pthread_self(), sizeof one, &one);  // best effort: unpinned threads still run correctly
+#else
+    (void)device;
+#endif
+  }
+
+  const Schedule& schedule_;
+  const BlockGrid& grid_;
+  const ScheduleAnalysis& analysis_;
+  Interpreter& interpreter_;
+  const std::vector<int32_t> device_of_rank_;
+  ExecutionRecord& record_;
+  const Clock::time_point started_;
+
+  std::mutex mutex_;  // everything below, and the record's times
+  std::vector<std::condition_variable> wake_;   // per rank
+  std::vector<std::deque<uint32_t>> ready_;     // per rank, in the order they became ready
+  std::vector<uint32_t> pending_;               // dependencies not yet done, per op
+  std::vector<uint8_t> posted_;
+  std::vector<uint32_t> posts_;                 // transfers ready to be posted
+  std::vector<Interpreter::Staged> staged_;     // per send: the partials it carries
+  std::vector<size_t> arrived_;                 // per collective: members that reached it
+  std::vector<int64_t> remaining_;              // per rank: ops not yet complete
+  std::vector<int32_t> buffer_of_op_;           // receive buffer of each recv and collective op
+  std::vector<std::vector<char>> receive_buffers_;
+  std::vector<char> source_bytes_;
+  bool failed_ = false;
+  std::exception_ptr error_;
+};
+
+}  // namespace
+
+int32_t cpu_cores() {
+#ifdef __linux__
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) return std::max(1, CPU_COUNT(&allowed));
+#endif
+  return static_cast<int32_t>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-void execute_on_cpu(const schedules::CheckedSchedule& checked, AttentionTensors& tensors, ExecutionRecord& record) {
-  using Clock = std::chrono::steady_clock;
-  const auto started = Clock::now();
+int32_t cpu_devices(int32_t ranks, int32_t devices) {
+  return std::clamp(devices > 0 ? devices : cpu_cores(), 1, std::max(1, ranks));
+}
+
+void execute_on_cpu(const schedules::CheckedSchedule& checked, AttentionTensors& tensors, int32_t devices) {
+  ExecutionRecord record;
+  execute_on_cpu(checked, tensors, record, devices);
+}
+
+void execute_on_cpu(const schedules::CheckedSchedule& checked, AttentionTensors& tensors, ExecutionRecord& record,
+                    int32_t devices) {
+  using Clock = ThreadedRun::Clock;
+  const auto called = Clock::now();
   const Schedule& schedule = checked.schedule();
-  record.device = "CPU reference interpreter (one rank after another)";
+  const int32_t used = cpu_devices(schedule.gpus, devices);
+  record.device = "CPU threads (" + std::to_string(schedule.gpus) + " ranks on " + std::to_string(used) +
+                  (used == 1 ? " core)" : " cores)");
+  record.device_of_rank = ranks_on_devices(schedule.gpus, used);
+  record.devices = used;
   record.op_start_s.assign(schedule.ops.size(), 0);
   record.op_finish_s.assign(schedule.ops.size(), 0);
   Interpreter interpreter(schedule, checked.grid(), tensors);
-  // The interpreter runs ranks one after another: times are those of a serial execution.
-  interpreter.run(checked.analysis(), [&](uint32_t index, bool starting) {
-    const double now_s = std::chrono::duration<double>(Clock::now() - started).count();
-    (starting ? record.op_start_s : record.op_finish_s)[index] = now_s;
-  });
+  // Op times count from here: preparing the inputs (rounding them to the dtype) is set-up, as
+  // copying them to a GPU is for the CUDA executor; wall_s has it.
+  const auto started = Clock::now();
+  ThreadedRun(checked, interpreter, record.device_of_rank, record, started).run();
+  interpreter.collect_outputs();
   record.makespan_s = 0;
   for (double finish_s : record.op_finish_s) record.makespan_s = std::max(record.makespan_s, finish_s);
-  record.wall_s = std::chrono::duration<double>(Clock::now() - started).count();
+  record.wall_s = std::chrono::duration<double>(Clock::now() - called).count();
+}
+
+void execute_on_cpu_sequentially(const schedules::CheckedSchedule& checked, AttentionTensors& tensors) {
+  Interpreter interpreter(checked.schedule(), checked.grid(), tensors);
+  interpreter.run_sequentially(checked.analysis(), {});
 }
 
 namespace {
+
+constexpr int32_t kMaxCpuRanks = 4096;
 
 class CpuExecutor final : public ScheduleExecutor {
  public:
   std::string name() const override { return "cpu"; }
   Readiness can_run(const schedules::CheckedSchedule& checked) const override {
     const Schedule& schedule = checked.schedule();
-    if (schedule.gpus >= (1 << 20) || schedule.chunks() >= (1 << 24) || schedule.head_groups >= (1 << 16))
-      return Readiness::unsupported("the CPU executor runs at most 2^20 ranks, 2^24 chunks and 2^16 head groups");
+    // Each rank is a thread: a few thousand are what a process can start without trouble.
+    if (schedule.gpus > kMaxCpuRanks || schedule.chunks() >= (1 << 24) || schedule.head_groups >= (1 << 16))
+      return Readiness::unsupported("the CPU executor runs at most " + std::to_string(kMaxCpuRanks) +
+                                    " ranks (each a thread), 2^24 chunks and 2^16 head groups");
     // One sequence: the tensors hold no batch dimension (tensors.hpp).
     if (schedule.problem.batch != 1)
       return Readiness::unsupported("the schedule's problem has batch " + std::to_string(schedule.problem.batch) +
@@ -378,13 +684,20 @@ class CpuExecutor final : public ScheduleExecutor {
     }
     return Readiness::ready();
   }
-  void execute(const schedules::CheckedSchedule& checked, AttentionTensors& tensors, ExecutionRecord& record) override {
-    execute_on_cpu(checked, tensors, record);
+  explicit CpuExecutor(int32_t devices) : devices_(devices) {}
+  std::vector<int32_t> planned_devices(int32_t ranks) const override {
+    return ranks_on_devices(ranks, cpu_devices(ranks, devices_));
   }
+  void execute(const schedules::CheckedSchedule& checked, AttentionTensors& tensors, ExecutionRecord& record) override {
+    execute_on_cpu(checked, tensors, record, devices_);
+  }
+
+ private:
+  int32_t devices_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<ScheduleExecutor> make_cpu_executor() { return std::make_unique<CpuExecutor>(); }
+std::unique_ptr<ScheduleExecutor> make_cpu_executor(int32_t devices) { return std::make_unique<CpuExecutor>(devices); }
 
 }  // namespace tessera::backend

@@ -18,7 +18,7 @@ bool cuda_executor_built() {
 }
 
 std::unique_ptr<ScheduleExecutor> make_executor(const std::string& backend, const ExecutorOptions& options) {
-  if (backend == "cpu") return make_cpu_executor();
+  if (backend == "cpu") return make_cpu_executor(options.devices);
   if (backend != "cuda") throw UserError("'" + backend + "' is not a backend (expected cpu or cuda)");
 #ifdef TESSERA_WITH_CUDA
   return cuda::make_cuda_executor(options);

@@ -32,13 +32,29 @@ struct ComputeCalibration {
   double link_bytes_per_s = 0;
   double link_latency_s = 0;
   double largest_block_flops_per_s = 0;
+  // Ranks sharing one device (measured with the one-device executor; empty / 0 without one):
+  // speedup[k - 1] = k^2 blocks' time alone / the makespan of a k-rank ring of full blocks
+  // with every rank on one device (the throughput of k concurrent blocks over one block's), and
+  // copies between two ranks on the device (bytes per second of its transfers).
+  std::vector<double> concurrency_speedup;
+  double copy_bytes_per_s = 0;
+  // The largest (max - min) / median over the repeats of any one figure timed.
+  double spread = 0;
 };
+
+// Progress of a calibration: done of total steps, and a line saying what was measured.
+using CalibrationProgress = std::function<void(int done, int total, const std::string& line)>;
 
 // Runs one-rank forward and backward schedules of full blocks of each side on `executor` and
 // fits the model by least squares. `heads`, `head_dim` and `dtype` come from `shape`. Each
 // schedule is offered to can_run first; a refusal is thrown (require_ready).
+// With `one_device` (an executor that runs every rank of a schedule on one device: the CPU
+// executor on one core, CUDA's local transport), it also measures the concurrency curve for
+// k = 1 .. max_concurrency at the middle block side, and the copy bandwidth between two ranks on
+// one device. Each figure is the median of `repeats` timed runs after one warm-up run.
 ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& shape, const std::vector<int64_t>& sides,
-                                     int repeats, const std::function<void(const std::string&)>& progress = {});
+                                     int repeats, const CalibrationProgress& progress = {},
+                                     ScheduleExecutor* one_device = nullptr, int max_concurrency = 4);
 
 // Least-squares line through (bytes, seconds): {bandwidth, latency}; bandwidth 0 when the
 // times do not grow with the bytes.

@@ -21,6 +21,10 @@ struct ExecutionRecord {
   std::vector<double> op_start_s, op_finish_s;
   double makespan_s = 0;                  // last op finish
   double wall_s = 0;                      // host wall-clock of the whole run, set-up included
+  // Where the ranks ran: `devices` devices (CPU cores, GPUs), rank r on device_of_rank[r].
+  // Empty when each rank had a device of its own. `tessera validate` predicts this mapping.
+  int32_t devices = 0;
+  std::vector<int32_t> device_of_rank;
   bool reporting = true;                  // false on MPI processes other than 0 (their results are on 0)
 };
 
@@ -33,6 +37,8 @@ struct ExecutorOptions {
   // runs on one GPU; nccl: rank r runs on device r, transfers are NCCL point-to-point; mpi: one
   // process per rank under mpirun.
   Transport transport = Transport::local;
+  // The CPU executor's devices (cores): 0 = every core it may run on (cpu_executor.hpp).
+  int32_t devices = 0;
   double watchdog_s = 60;  // a run with no progress for this long is aborted, naming the op that waited
 };
 
@@ -49,6 +55,12 @@ class ScheduleExecutor {
   // forward's results, from which each owner forms its Stats), and the measured op times.
   virtual void execute(const schedules::CheckedSchedule& checked, AttentionTensors& tensors,
                        ExecutionRecord& record) = 0;
+  // Where the ranks of a run of `ranks` ranks will sit (the record's device_of_rank, known
+  // before the run so that a prediction can come first); empty when not known beforehand.
+  virtual std::vector<int32_t> planned_devices(int32_t ranks) const {
+    (void)ranks;
+    return {};
+  }
 };
 
 }  // namespace tessera::backend

@@ -12,6 +12,8 @@
 //    "message": {"overhead_s": 8.4e-6, "nvlink_latency_s": 3.4e-6, "network_latency_s": 1.4e-5},
 //    "link": {"bytes_per_s": 3e11, "latency_s": 1e-5},   the executor's own transfers
 //    "intra_node_link": {...}, "inter_node_link": {...},  the same per level (nccl-tests import)
+//    "sharing": {"concurrency_speedup": [1, 1.7, 2.2],      ranks sharing one device: throughput
+//                "copy_bytes_per_s": 2e10},                 of k concurrent blocks over one's; copies
 //    "measured": {...}}                   what the fit was made from, for the record
 // Every field is optional ("gpu" defaults to h100): a field present replaces the profile's or the
 // hardware's figure, one absent leaves it. An unknown field is an error (a misspelt one would
@@ -24,6 +26,8 @@
 //   backward_rate_ratio                             1e-3 to 1e3
 //   launch_overhead_s, message.*                    0 to 1 s
 //   *link.latency_s                                 -1 to 1 s (a fitted value below 0 reads as 0)
+//   sharing.concurrency_speedup                     1 to 64 values, each 1e-3 to 1e6, the first 1
+//   sharing.copy_bytes_per_s                        1e6 to 1e15 bytes/s
 // "gpu" must name a profile of hardware_presets.hpp; "measured" may hold anything.
 #include <cstdint>
 #include <optional>
@@ -51,6 +55,16 @@ struct CalibrationRecord {
   std::vector<MeasuredBlock> blocks;
   double backward_over_forward = 0;      // measured backward / forward time, largest block
   double largest_block_flops_per_s = 0;
+  // The calibration's own repeatability: the largest (max - min) / median over the repeats of
+  // any one figure it timed (a block, a concurrency level, a transfer). 0 when not measured.
+  double spread = 0;
+};
+
+// Ranks sharing one device, as measured (sim/shared_devices.hpp uses them): the throughput of
+// k = 1, 2, ... concurrent blocks over one block's, and copies between ranks on the device.
+struct CalibratedSharing {
+  std::vector<double> concurrency_speedup;  // speedup[k - 1]; speedup[0] = 1
+  std::optional<double> copy_bytes_per_s;
 };
 
 // Transfers between two ranks as an executor makes them: time = latency + bytes / bandwidth.
@@ -77,6 +91,7 @@ struct CalibrationFile {
   // Per level, from `tessera calibrate --from-nccl-tests --topology`: paths inside a server
   // (NVLink) and paths leaving it (the network).
   std::optional<CalibratedLink> intra_node_link, inter_node_link;
+  std::optional<CalibratedSharing> sharing;
   std::optional<CalibrationRecord> measured;
 };
 

@@ -72,4 +72,13 @@ struct CostReport {
 CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardware& hardware,
                          const NetworkModel* network = nullptr);
 
+// Ranks sharing devices (P ranks on G devices, device_of_rank[r] the device of rank r): the
+// compute of the ranks on one device shares it, k of them delivering concurrency_speedup[k - 1]
+// (the last value beyond; empty: 1) times one rank's rate, so a device is busy for its ranks'
+// summed compute over speedup(k). The time is the later of the busiest device's compute and
+// report.time_s (the schedule's own dependency chain, at one rank per device). A uniform
+// network between devices, as report.time_s assumes.
+double time_on_shared_devices_s(const CostReport& report, const std::vector<int32_t>& device_of_rank,
+                                const std::vector<double>& concurrency_speedup);
+
 }  // namespace tessera::costmodel

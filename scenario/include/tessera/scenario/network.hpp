@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 #include <string>
 
 #include "tessera/costmodel/cost.hpp"
@@ -20,6 +21,11 @@ namespace tessera::scenario {
 struct Network {
   std::shared_ptr<const topo::Topology> topology;  // none: the uniform network of the hardware
   std::string placement = "linear";                // a named order or "auto" (topologies/placement.hpp)
+  // Ranks sharing devices (what `tessera validate` ran: virtual ranks on one GPU, CPU threads
+  // on fewer cores): rank r on device device_of_rank[r] of a uniform network of
+  // max + 1 devices (no topology then), simulated with the simulation's device_sharing.
+  // Empty: a placement of one rank per GPU, as above.
+  std::vector<int32_t> device_of_rank;
 };
 
 // The topology (with its routing) for `text`, sized for `gpus`; UserError naming the flag.

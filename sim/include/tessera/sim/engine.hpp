@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "tessera/sim/flow_network.hpp"
 #include "tessera/sim/min_queue.hpp"
 #include "tessera/sim/path_table.hpp"
+#include "tessera/sim/shared_devices.hpp"
 #include "tessera/topologies/topology.hpp"
 
 namespace tessera::sim {
@@ -50,6 +52,12 @@ struct EngineOptions {
   // Set from another thread to stop the run: run() then throws SimulationCancelled (looked at
   // every 4096 events).
   const std::atomic<bool>* cancel = nullptr;
+  // Ranks sharing devices (shared_devices.hpp): when set, compute started with
+  // start_compute_on() shares its rank's topology GPU with the other ranks placed there, and a
+  // message between two ranks on one GPU is a device copy at the copy bandwidth (a flow over
+  // that GPU's copy resource, so concurrent copies share it). Unset: every rank computes alone
+  // and a path within one GPU takes no time (the engine as it was).
+  const DeviceSharing* sharing = nullptr;
 };
 
 // What runs on the engine hears of its progress here. Calls come from inside Engine::run()
@@ -83,6 +91,9 @@ class Engine {
   void start_transfer(int32_t transfer);
   // Compute of `seconds` from now; compute_done(tag) when it ends.
   void start_compute(double seconds, uint32_t tag);
+  // Compute of `seconds` (its time alone) by `rank`: with options.sharing, shared with the
+  // compute of the other ranks on its GPU; otherwise start_compute().
+  void start_compute_on(int32_t rank, double seconds, uint32_t tag);
 
   // Takes events in time order until none is left.
   void run();
@@ -157,6 +168,10 @@ class Engine {
   std::vector<std::deque<int32_t>> queued_;   // per source rank, tasks waiting for a channel
   std::vector<double> received_bytes_;
   std::vector<double> alpha_beta_bytes_, alpha_beta_busy_s_;  // per resource
+  // Ranks sharing devices (options.sharing): compute by processor sharing per GPU, and the
+  // GPUs' copy resources, numbered from copy_resource_base_ after the topology's own.
+  std::unique_ptr<SharedDevices> shared_;
+  int32_t copy_resource_base_ = -1;
 };
 
 }  // namespace tessera::sim

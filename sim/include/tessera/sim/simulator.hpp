@@ -8,6 +8,7 @@
 // comes out.
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,11 @@ struct SimOptions {
   // Set from another thread to stop a simulation early: simulate() then throws
   // SimulationCancelled (checked every few thousand events, so front ends stay responsive).
   const std::atomic<bool>* cancel = nullptr;
+  // Ranks sharing devices: when set, ranks the placement puts on one topology GPU share its
+  // compute (processor sharing with the calibrated concurrency curve) and copy between each
+  // other at its copy bandwidth (shared_devices.hpp); P ranks then run on G < P devices.
+  // Unset: a placement puts one rank per GPU, each computing alone.
+  std::optional<DeviceSharing> device_sharing;
 
   MessageCosts message_costs() const {
     return MessageCosts{message_overhead_s, nvlink_message_latency_s, network_message_latency_s};
