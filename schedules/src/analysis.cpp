@@ -52,23 +52,24 @@ std::string check_fields(const Schedule& schedule) {
            item.chunk >= schedule.chunks();
   };
   for (const auto& op : schedule.ops) {
-    std::string where = "op " + std::to_string(schedule.index_of(op));
-    if (op.gpu < 0 || op.gpu >= schedule.gpus) return where + ": GPU " + std::to_string(op.gpu) + " does not exist";
-    if (op.stream < 0 || op.stream >= streams) return where + ": stream " + std::to_string(op.stream) + " does not exist";
-    if (op.pass == Pass::both) return where + ": an operation belongs to one pass";
+    // Built only for a violation: a string per op was most of this check's time.
+    auto where = [&] { return "op " + std::to_string(schedule.index_of(op)); };
+    if (op.gpu < 0 || op.gpu >= schedule.gpus) return where() + ": GPU " + std::to_string(op.gpu) + " does not exist";
+    if (op.stream < 0 || op.stream >= streams) return where() + ": stream " + std::to_string(op.stream) + " does not exist";
+    if (op.pass == Pass::both) return where() + ": an operation belongs to one pass";
     if (op.kind == OpKind::compute) {
-      if (op.first + static_cast<size_t>(op.count) > schedule.blocks.size()) return where + ": blocks out of range";
+      if (op.first + static_cast<size_t>(op.count) > schedule.blocks.size()) return where() + ": blocks out of range";
       for (const auto& block : schedule.blocks_of(op))
         if (block.head_group < 0 || block.head_group >= schedule.head_groups || block.q_chunk < 0 ||
             block.q_chunk >= schedule.chunks() || block.kv_chunk < 0 || block.kv_chunk >= schedule.chunks())
-          return where + ": block " + to_string(block) + " is outside the grid";
+          return where() + ": block " + to_string(block) + " is outside the grid";
     } else if (op.kind == OpKind::collective) {
       if (op.peer < 0 || op.peer >= static_cast<int32_t>(schedule.collectives.size()))
-        return where + ": collective " + std::to_string(op.peer) + " does not exist";
+        return where() + ": collective " + std::to_string(op.peer) + " does not exist";
     } else {
-      if (op.first + static_cast<size_t>(op.count) > schedule.items.size()) return where + ": items out of range";
+      if (op.first + static_cast<size_t>(op.count) > schedule.items.size()) return where() + ": items out of range";
       for (const auto& item : schedule.items_of(op))
-        if (bad_item(item)) return where + ": item " + to_string(item) + " is outside the grid";
+        if (bad_item(item)) return where() + ": item " + to_string(item) + " is outside the grid";
       if (op.kind != OpKind::merge && (op.peer < 0 || op.peer >= schedule.gpus || op.peer == op.gpu))
         return schedule.describe(op) + ": peer " + std::to_string(op.peer) + " is not another GPU";
     }
