@@ -93,14 +93,31 @@ std::string match_transfers(const Schedule& schedule, ScheduleAnalysis& analysis
   auto pair_key = [](int32_t src, int32_t dst) {
     return (static_cast<uint64_t>(static_cast<uint32_t>(src)) << 32) | static_cast<uint32_t>(dst);
   };
-  std::vector<Entry> sends, recvs;
-  for (uint32_t index = 0; index < schedule.ops.size(); ++index) {
-    const Op& op = schedule.ops[index];
-    if (op.kind == OpKind::send) sends.emplace_back(pair_key(op.gpu, op.peer), index);
-    if (op.kind == OpKind::recv) recvs.emplace_back(pair_key(op.peer, op.gpu), index);
-  }
-  std::sort(sends.begin(), sends.end());
-  std::sort(recvs.begin(), recvs.end());
+  // Ordered by (source, destination), program order within a pair: what sorting the (key, op)
+  // pairs gives, from two stable counting sorts over the GPUs (by destination, then by source;
+  // check_fields has bounded both) instead of a comparison sort of millions of pairs.
+  const auto gpus = static_cast<size_t>(schedule.gpus);
+  auto sorted_by_pair = [&](OpKind kind) {
+    auto source = [&](const Op& op) { return static_cast<size_t>(kind == OpKind::send ? op.gpu : op.peer); };
+    auto destination = [&](const Op& op) { return static_cast<size_t>(kind == OpKind::send ? op.peer : op.gpu); };
+    std::vector<uint32_t> count(gpus + 1, 0), by_destination;
+    for (const Op& op : schedule.ops)
+      if (op.kind == kind) ++count[destination(op) + 1];
+    for (size_t g = 0; g < gpus; ++g) count[g + 1] += count[g];
+    by_destination.resize(count[gpus]);
+    for (uint32_t index = 0; index < schedule.ops.size(); ++index)
+      if (schedule.ops[index].kind == kind) by_destination[count[destination(schedule.ops[index])]++] = index;
+    std::fill(count.begin(), count.end(), 0);
+    for (uint32_t index : by_destination) ++count[source(schedule.ops[index]) + 1];
+    for (size_t g = 0; g < gpus; ++g) count[g + 1] += count[g];
+    std::vector<Entry> entries(by_destination.size());
+    for (uint32_t index : by_destination) {
+      const Op& op = schedule.ops[index];
+      entries[count[source(op)]++] = Entry{pair_key(static_cast<int32_t>(source(op)), static_cast<int32_t>(destination(op))), index};
+    }
+    return entries;
+  };
+  const std::vector<Entry> sends = sorted_by_pair(OpKind::send), recvs = sorted_by_pair(OpKind::recv);
   size_t s = 0, r = 0;
   while (s < sends.size() || r < recvs.size()) {
     bool have_send = s < sends.size(), have_recv = r < recvs.size();
