@@ -174,10 +174,30 @@ std::string match_collectives(const Schedule& schedule, ScheduleAnalysis& analys
   return "";
 }
 
+// An upper bound on the accesses record_accesses will store (op_data's lists before they are
+// deduplicated), or 0 where collectives make it costly to know. Reserving it up front spares the
+// vector its doublings: each copied the whole array (and held both) at the size where memory
+// peaks. Capacity never written is never touched, so a loose bound costs no resident memory.
+size_t access_bound(const Schedule& schedule) {
+  if (!schedule.collectives.empty()) return 0;
+  size_t bound = 0;
+  for (const Op& op : schedule.ops) {
+    switch (op.kind) {
+      case OpKind::compute: bound += 6 * static_cast<size_t>(op.count); break;
+      case OpKind::send: bound += 2 * static_cast<size_t>(op.count); break;
+      case OpKind::recv: bound += op.count; break;
+      case OpKind::merge: bound += 3 * static_cast<size_t>(op.count); break;
+      case OpKind::collective: return 0;
+    }
+  }
+  return bound;
+}
+
 void record_accesses(const Schedule& schedule, ScheduleAnalysis& analysis) {
   OpData data;
   analysis.access_offsets.assign(schedule.ops.size() + 1, 0);
   analysis.accesses.clear();
+  analysis.accesses.reserve(access_bound(schedule));
   for (size_t index = 0; index < schedule.ops.size(); ++index) {
     op_data(schedule, schedule.ops[index], data);
     for (const auto& item : data.reads) analysis.accesses.push_back({item, Access::read});
@@ -327,6 +347,13 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
       found.erase(std::unique(found.begin(), found.end()), found.end());
       for (uint32_t dep : found) edges.emplace_back(index, dep);
     }
+  }
+  {
+    // The buffer edges to come: at most one per stream for each receive (see
+    // add_buffer_dependencies); reserved now so the edge list does not double at its largest.
+    size_t receives = 0;
+    for (const Op& op : schedule.ops) receives += op.kind == OpKind::recv ? 1 : 0;
+    edges.reserve(edges.size() + receives * schedule.stream_names.size());
   }
   add_buffer_dependencies(schedule, analysis, gpu_offsets, by_gpu, edges);
   // Counting sort of the edges by op gives the CSR arrays.
