@@ -36,7 +36,7 @@ ROWS = [
      ["simulate", "--collective", "all-reduce", "--size", "1G", "--gpus", "1024", "--topology", "ring-1024"],
      None, None),
 ]
-SIMGRID_NOTE = "target: >= 20x SimGrid's speed in no more memory (bench/simgrid/compare.sh)"
+SIMGRID_NOTE = "target: >= 20x SimGrid's speed in no more memory (bench/simgrid/compare.py)"
 SWEEP_TARGETS = {"analytic": 10000.0, "flow": 2000.0}
 
 
@@ -109,7 +109,7 @@ def print_rows(args):
             targets.append(SIMGRID_NOTE)
             match = re.search(r"time[^\n]*", output)
             if match:
-                targets.append("simulated " + match.group(0).strip())
+                targets.append("simulated " + " ".join(match.group(0).split()))
         print(line + "\n     " + "; ".join(targets), flush=True)
     number = len(ROWS) + 1
     if (not wanted or number in wanted) and args.bench_sweep:
