@@ -52,23 +52,24 @@ std::string check_fields(const Schedule& schedule) {
            item.chunk >= schedule.chunks();
   };
   for (const auto& op : schedule.ops) {
-    std::string where = "op " + std::to_string(schedule.index_of(op));
-    if (op.gpu < 0 || op.gpu >= schedule.gpus) return where + ": GPU " + std::to_string(op.gpu) + " does not exist";
-    if (op.stream < 0 || op.stream >= streams) return where + ": stream " + std::to_string(op.stream) + " does not exist";
-    if (op.pass == Pass::both) return where + ": an operation belongs to one pass";
+    // Built only for a violation: a string per op was most of this check's time.
+    auto where = [&] { return "op " + std::to_string(schedule.index_of(op)); };
+    if (op.gpu < 0 || op.gpu >= schedule.gpus) return where() + ": GPU " + std::to_string(op.gpu) + " does not exist";
+    if (op.stream < 0 || op.stream >= streams) return where() + ": stream " + std::to_string(op.stream) + " does not exist";
+    if (op.pass == Pass::both) return where() + ": an operation belongs to one pass";
     if (op.kind == OpKind::compute) {
-      if (op.first + static_cast<size_t>(op.count) > schedule.blocks.size()) return where + ": blocks out of range";
+      if (op.first + static_cast<size_t>(op.count) > schedule.blocks.size()) return where() + ": blocks out of range";
       for (const auto& block : schedule.blocks_of(op))
         if (block.head_group < 0 || block.head_group >= schedule.head_groups || block.q_chunk < 0 ||
             block.q_chunk >= schedule.chunks() || block.kv_chunk < 0 || block.kv_chunk >= schedule.chunks())
-          return where + ": block " + to_string(block) + " is outside the grid";
+          return where() + ": block " + to_string(block) + " is outside the grid";
     } else if (op.kind == OpKind::collective) {
       if (op.peer < 0 || op.peer >= static_cast<int32_t>(schedule.collectives.size()))
-        return where + ": collective " + std::to_string(op.peer) + " does not exist";
+        return where() + ": collective " + std::to_string(op.peer) + " does not exist";
     } else {
-      if (op.first + static_cast<size_t>(op.count) > schedule.items.size()) return where + ": items out of range";
+      if (op.first + static_cast<size_t>(op.count) > schedule.items.size()) return where() + ": items out of range";
       for (const auto& item : schedule.items_of(op))
-        if (bad_item(item)) return where + ": item " + to_string(item) + " is outside the grid";
+        if (bad_item(item)) return where() + ": item " + to_string(item) + " is outside the grid";
       if (op.kind != OpKind::merge && (op.peer < 0 || op.peer >= schedule.gpus || op.peer == op.gpu))
         return schedule.describe(op) + ": peer " + std::to_string(op.peer) + " is not another GPU";
     }
@@ -92,14 +93,31 @@ std::string match_transfers(const Schedule& schedule, ScheduleAnalysis& analysis
   auto pair_key = [](int32_t src, int32_t dst) {
     return (static_cast<uint64_t>(static_cast<uint32_t>(src)) << 32) | static_cast<uint32_t>(dst);
   };
-  std::vector<Entry> sends, recvs;
-  for (uint32_t index = 0; index < schedule.ops.size(); ++index) {
-    const Op& op = schedule.ops[index];
-    if (op.kind == OpKind::send) sends.emplace_back(pair_key(op.gpu, op.peer), index);
-    if (op.kind == OpKind::recv) recvs.emplace_back(pair_key(op.peer, op.gpu), index);
-  }
-  std::sort(sends.begin(), sends.end());
-  std::sort(recvs.begin(), recvs.end());
+  // Ordered by (source, destination), program order within a pair: what sorting the (key, op)
+  // pairs gives, from two stable counting sorts over the GPUs (by destination, then by source;
+  // check_fields has bounded both) instead of a comparison sort of millions of pairs.
+  const auto gpus = static_cast<size_t>(schedule.gpus);
+  auto sorted_by_pair = [&](OpKind kind) {
+    auto source = [&](const Op& op) { return static_cast<size_t>(kind == OpKind::send ? op.gpu : op.peer); };
+    auto destination = [&](const Op& op) { return static_cast<size_t>(kind == OpKind::send ? op.peer : op.gpu); };
+    std::vector<uint32_t> count(gpus + 1, 0), by_destination;
+    for (const Op& op : schedule.ops)
+      if (op.kind == kind) ++count[destination(op) + 1];
+    for (size_t g = 0; g < gpus; ++g) count[g + 1] += count[g];
+    by_destination.resize(count[gpus]);
+    for (uint32_t index = 0; index < schedule.ops.size(); ++index)
+      if (schedule.ops[index].kind == kind) by_destination[count[destination(schedule.ops[index])]++] = index;
+    std::fill(count.begin(), count.end(), 0);
+    for (uint32_t index : by_destination) ++count[source(schedule.ops[index]) + 1];
+    for (size_t g = 0; g < gpus; ++g) count[g + 1] += count[g];
+    std::vector<Entry> entries(by_destination.size());
+    for (uint32_t index : by_destination) {
+      const Op& op = schedule.ops[index];
+      entries[count[source(op)]++] = Entry{pair_key(static_cast<int32_t>(source(op)), static_cast<int32_t>(destination(op))), index};
+    }
+    return entries;
+  };
+  const std::vector<Entry> sends = sorted_by_pair(OpKind::send), recvs = sorted_by_pair(OpKind::recv);
   size_t s = 0, r = 0;
   while (s < sends.size() || r < recvs.size()) {
     bool have_send = s < sends.size(), have_recv = r < recvs.size();
@@ -156,10 +174,30 @@ std::string match_collectives(const Schedule& schedule, ScheduleAnalysis& analys
   return "";
 }
 
+// An upper bound on the accesses record_accesses will store (op_data's lists before they are
+// deduplicated), or 0 where collectives make it costly to know. Reserving it up front spares the
+// vector its doublings: each copied the whole array (and held both) at the size where memory
+// peaks. Capacity never written is never touched, so a loose bound costs no resident memory.
+size_t access_bound(const Schedule& schedule) {
+  if (!schedule.collectives.empty()) return 0;
+  size_t bound = 0;
+  for (const Op& op : schedule.ops) {
+    switch (op.kind) {
+      case OpKind::compute: bound += 6 * static_cast<size_t>(op.count); break;
+      case OpKind::send: bound += 2 * static_cast<size_t>(op.count); break;
+      case OpKind::recv: bound += op.count; break;
+      case OpKind::merge: bound += 3 * static_cast<size_t>(op.count); break;
+      case OpKind::collective: return 0;
+    }
+  }
+  return bound;
+}
+
 void record_accesses(const Schedule& schedule, ScheduleAnalysis& analysis) {
   OpData data;
   analysis.access_offsets.assign(schedule.ops.size() + 1, 0);
   analysis.accesses.clear();
+  analysis.accesses.reserve(access_bound(schedule));
   for (size_t index = 0; index < schedule.ops.size(); ++index) {
     op_data(schedule, schedule.ops[index], data);
     for (const auto& item : data.reads) analysis.accesses.push_back({item, Access::read});
@@ -309,6 +347,13 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
       found.erase(std::unique(found.begin(), found.end()), found.end());
       for (uint32_t dep : found) edges.emplace_back(index, dep);
     }
+  }
+  {
+    // The buffer edges to come: at most one per stream for each receive (see
+    // add_buffer_dependencies); reserved now so the edge list does not double at its largest.
+    size_t receives = 0;
+    for (const Op& op : schedule.ops) receives += op.kind == OpKind::recv ? 1 : 0;
+    edges.reserve(edges.size() + receives * schedule.stream_names.size());
   }
   add_buffer_dependencies(schedule, analysis, gpu_offsets, by_gpu, edges);
   // Counting sort of the edges by op gives the CSR arrays.

@@ -30,22 +30,35 @@ void op_data(const Schedule& schedule, const Op& op, OpData& out) {
   out.inbox_reads.clear();
   out.inbox_writes.clear();
   switch (op.kind) {
-    case OpKind::compute:
+    case OpKind::compute: {
+      // A tile's blocks come row by row, so consecutive blocks mostly share their query chunk
+      // (or key chunk): items equal to the previous block's are skipped here, which leaves the
+      // sorted, deduplicated result below unchanged and makes its sort much shorter.
+      const BlockRef* previous = nullptr;
       for (const auto& block : schedule.blocks_of(op)) {
         const int32_t hg = block.head_group;
-        out.reads.push_back({DataKind::Q, hg, block.q_chunk});
-        out.reads.push_back({DataKind::KV, hg, block.kv_chunk});
+        const bool same_group = previous != nullptr && previous->head_group == hg;
+        const bool new_query = !same_group || previous->q_chunk != block.q_chunk;
+        const bool new_key = !same_group || previous->kv_chunk != block.kv_chunk;
+        previous = &block;
+        if (new_query) out.reads.push_back({DataKind::Q, hg, block.q_chunk});
+        if (new_key) out.reads.push_back({DataKind::KV, hg, block.kv_chunk});
         if (op.pass == Pass::forward) {
-          out.writes.push_back({DataKind::O, hg, block.q_chunk});
-          out.writes.push_back({DataKind::LSE, hg, block.q_chunk});
+          if (new_query) {
+            out.writes.push_back({DataKind::O, hg, block.q_chunk});
+            out.writes.push_back({DataKind::LSE, hg, block.q_chunk});
+          }
         } else {
-          out.reads.push_back({DataKind::dO, hg, block.q_chunk});
-          out.reads.push_back({DataKind::Stats, hg, block.q_chunk});
-          out.writes.push_back({DataKind::dQ, hg, block.q_chunk});
-          out.writes.push_back({DataKind::dKV, hg, block.kv_chunk});
+          if (new_query) {
+            out.reads.push_back({DataKind::dO, hg, block.q_chunk});
+            out.reads.push_back({DataKind::Stats, hg, block.q_chunk});
+            out.writes.push_back({DataKind::dQ, hg, block.q_chunk});
+          }
+          if (new_key) out.writes.push_back({DataKind::dKV, hg, block.kv_chunk});
         }
       }
       break;
+    }
     case OpKind::send:
       for (const auto& item : schedule.items_of(op)) {
         out.reads.push_back(item);

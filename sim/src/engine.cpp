@@ -21,9 +21,11 @@ std::string number_text(double value) {
 // A duration or size the run would never get past: NaN, infinite or negative. The engine is
 // the last place every input meets, so it refuses them here, naming where they came from,
 // rather than stalling with events at an infinite (or NaN) time.
-void require_usable(double value, const std::string& what) {
+// `what` is a C string, not a std::string: this runs for every task and compute, and building
+// a string there (or formatting a number, below) cost more than the simulation itself.
+void require_usable(double value, const char* what) {
   if (!std::isfinite(value) || value < 0)
-    throw UserError(what + " is " + number_text(value) + "; expected a finite number >= 0");
+    throw UserError(std::string(what) + " is " + number_text(value) + "; expected a finite number >= 0");
 }
 
 void require_message_costs(const MessageCosts& costs) {
@@ -34,9 +36,11 @@ void require_message_costs(const MessageCosts& costs) {
 
 // An event at a time past every double: its duration is finite but absurd (a peak of 1e-300
 // FLOP/s, a bandwidth of 1e-300 B/s). `what` says which.
-void require_reachable(double time_s, const std::string& what) {
+// `describe` builds the description only when the check fails (see require_usable).
+template <typename Describe>
+void require_reachable(double time_s, const Describe& describe) {
   if (!(time_s < kInfinity))
-    throw UserError(what + " would end at " + number_text(time_s) + " s, past any time the simulation can hold");
+    throw UserError(describe() + " would end at " + number_text(time_s) + " s, past any time the simulation can hold");
 }
 }
 
@@ -140,7 +144,9 @@ void Engine::start_transfer(int32_t transfer) {
 void Engine::start_compute(double seconds, uint32_t tag) {
   require_usable(seconds, "a compute time in seconds (from the GPU profile: its peak FLOP/s, efficiency, launch cost "
                           "and memory bandwidth, or --calibration)");
-  require_reachable(now_s_ + seconds, "a compute of " + number_text(seconds) + " s (from the GPU profile or --calibration)");
+  require_reachable(now_s_ + seconds, [&] {
+    return "a compute of " + number_text(seconds) + " s (from the GPU profile or --calibration)";
+  });
   push_event(now_s_ + seconds, EventKind::compute_done, tag);
 }
 
@@ -193,9 +199,10 @@ void Engine::launch(int32_t task_id) {
   task.latency_s = latency_s;
   // A finite but absurd link (1e-300 B/s) would put the flow's end past every double.
   if (!path.resources.empty())
-    require_reachable(now_s_ + latency_s + task.bytes / path.narrowest_bytes_per_s,
-                      "a message of " + number_text(task.bytes) + " bytes over links of " +
-                          number_text(path.narrowest_bytes_per_s) + " B/s (the topology's or --bandwidth)");
+    require_reachable(now_s_ + latency_s + task.bytes / path.narrowest_bytes_per_s, [&] {
+      return "a message of " + number_text(task.bytes) + " bytes over links of " +
+             number_text(path.narrowest_bytes_per_s) + " B/s (the topology's or --bandwidth)";
+    });
   if (options_.fidelity == Fidelity::flow) {
     const auto flow = static_cast<size_t>(network_.start(path.resources, task.bytes, now_s_));
     if (flow >= task_of_flow_.size()) task_of_flow_.resize(flow + 1);
