@@ -1,16 +1,18 @@
 // Forward block kernel in the class of FlashAttention-2, on mma.sync m16n8k16 (bf16/fp16 inputs,
-// fp32 accumulation). A CTA is one warp group (4 warps) on a tile of 64 query rows of one head;
-// each warp owns 16 rows and keeps everything about them in registers:
-//   Q fragments (D/16 x 4 registers, loaded once by ldmatrix),
-//   S = Q K^T of a 64-key tile (8 m16n8 accumulators, 32 floats),
+// fp32 accumulation). A CTA is one warp group (4 warps) on a tile of 128 query rows of one head;
+// each warp owns 32 rows (two m16 slabs) and keeps everything about them in registers:
+//   S = Q K^T of a key tile (64 keys at d = 64, 32 at d = 128: 2 x 8 or 2 x 4 m16n8 accumulators),
 //   P = exp(S - max) rounded to 16 bits and fed back as the A operand of P V straight from the
 //   S registers (the C layout of two m16n8 tiles is the A layout of one m16k16 tile),
-//   O (D/8 accumulators) and the online-softmax max and sum of its two rows per lane.
-// K and V tiles (64 x D) stream through a ring of kStages shared buffers filled by cp.async:
-// while a tile is computed the next kStages - 1 are in flight. K is read by ldmatrix as the
-// col-major B operand, V by ldmatrix.trans. Tiles whose first key comes after the CTA's last
-// query are skipped under causal-like masks; masks are evaluated (from token positions) only on
-// tiles that need it. The block's (O, LSE) is merged into the accumulator by LSE weights.
+//   O (2 x D/8 accumulators) and the online-softmax max and sum of its four rows per lane.
+// Q fragments are read by ldmatrix from the shared Q tile at each k-step (holding them would
+// cost D/4 more registers a lane); each K or V fragment read by ldmatrix serves both slabs,
+// which halves shared-memory reads per FLOP against one slab a warp. K and V tiles stream
+// through a ring of kStages shared buffers filled by cp.async: while a tile is computed
+// the next kStages - 1 are in flight. K is read as the col-major B operand, V by ldmatrix.trans.
+// Tiles whose first key comes after the CTA's last query are skipped under causal-like masks;
+// masks are evaluated (from token positions) only on tiles that need it. The block's (O, LSE)
+// is merged into the accumulator by LSE weights.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <math_constants.h>
@@ -30,24 +32,28 @@ namespace tessera::backend::cuda {
 namespace {
 
 constexpr int kWarps = 4;
-constexpr int kRows = 16 * kWarps;  // query rows per CTA
-constexpr int kCols = 64;           // keys per tile
+constexpr int kSlabs = 2;                    // m16 row slabs per warp
+constexpr int kWarpRows = 16 * kSlabs;       // 32
+constexpr int kRows = kWarpRows * kWarps;    // query rows per CTA
 
-// Buffers in the K/V ring: three at d = 64 (64 KB of shared memory), two at d = 128 (85 KB),
-// so that two CTAs fit on an SM either way.
+// Keys per tile: 64 at d = 64; 32 at d = 128, where S of 64 keys would push the 2 x 128 floats
+// of O and S past the 255 registers of a thread (ptxas spills).
 template <int D>
-__host__ __device__ constexpr int stages() {
-  return D <= 64 ? 3 : 2;
+__host__ __device__ constexpr int key_tile() {
+  return D <= 64 ? 64 : 32;
 }
+// Buffers in the K/V ring, 3: 74 KB of shared memory at d = 64, 87 KB at d = 128, so that two
+// CTAs fit on an SM either way.
+constexpr int kStages = 3;
 
 template <typename T, int D>
 constexpr size_t shared_bytes() {
-  return static_cast<size_t>(kRows + 2 * stages<D>() * kCols) * padded_row<D>() * sizeof(T);
+  return static_cast<size_t>(kRows + 2 * kStages * key_tile<D>()) * padded_row<D>() * sizeof(T);
 }
 
 template <typename T, int D>
 __global__ void __launch_bounds__(kWarps * 32) forward_mma_kernel(ForwardArgs args, const T* q, const T* kv) {
-  constexpr int kStages = stages<D>(), kStride = padded_row<D>();
+  constexpr int kCols = key_tile<D>(), kStride = padded_row<D>();
   T* q_tile = reinterpret_cast<T*>(dynamic_shared_memory());
   T* k_ring = q_tile + kRows * kStride;
   T* v_ring = k_ring + kStages * kCols * kStride;
@@ -64,15 +70,18 @@ __global__ void __launch_bounds__(kWarps * 32) forward_mma_kernel(ForwardArgs ar
   const bool masked = args.mask.kind != 0;
 
   // Query positions: the CTA's last (tile skipping, the same in every warp), the warp's first
-  // (whether a causal tile needs its mask), and this lane's two rows.
+  // (whether a causal tile needs its mask), and this lane's four rows (slab m, row g + 8 r).
   const TokenRange cta_queries = warp_token_range(args.q_tokens, row0, kRows, s.q_rows);
-  const TokenRange warp_queries = warp_token_range(args.q_tokens, row0 + warp * 16, 16, s.q_rows);
-  int my_row[2];
-  long long my_query[2];
-  for (int r = 0; r < 2; ++r) {
-    my_row[r] = row0 + warp * 16 + group + 8 * r;
-    my_query[r] = my_row[r] < s.q_rows ? args.q_tokens[my_row[r]] : -1;
-  }
+  const TokenRange warp_queries = warp_token_range(args.q_tokens, row0 + warp * kWarpRows, kWarpRows, s.q_rows);
+  int my_row[kSlabs][2];
+  long long my_query[kSlabs][2];
+  TESSERA_UNROLL
+  for (int m = 0; m < kSlabs; ++m)
+    TESSERA_UNROLL
+    for (int r = 0; r < 2; ++r) {
+      my_row[m][r] = row0 + warp * kWarpRows + m * 16 + group + 8 * r;
+      my_query[m][r] = my_row[m][r] < s.q_rows ? args.q_tokens[my_row[m][r]] : -1;
+    }
 
   const int tiles = (s.kv_rows + kCols - 1) / kCols;
   // The first tile at or after `tile` that is not skipped (tiles when none); every warp gets the same.
@@ -97,11 +106,19 @@ __global__ void __launch_bounds__(kWarps * 32) forward_mma_kernel(ForwardArgs ar
     cp_async_commit();
   }
 
-  uint32_t q_frag[D / 16][4];
-  float o_acc[D / 8][4];
-  for (int n = 0; n < D / 8; ++n)
-    for (int i = 0; i < 4; ++i) o_acc[n][i] = 0.0f;
-  float row_max[2] = {-CUDART_INF_F, -CUDART_INF_F}, row_sum[2] = {0.0f, 0.0f};  // row_sum: this lane's columns
+  float o_acc[kSlabs][D / 8][4];
+  float row_max[kSlabs][2], row_sum[kSlabs][2];  // row_sum: this lane's columns only
+  TESSERA_UNROLL
+  for (int m = 0; m < kSlabs; ++m) {
+    TESSERA_UNROLL
+    for (int n = 0; n < D / 8; ++n)
+      TESSERA_UNROLL
+      for (int i = 0; i < 4; ++i) o_acc[m][n][i] = 0.0f;
+    TESSERA_UNROLL
+    for (int r = 0; r < 2; ++r) row_max[m][r] = -CUDART_INF_F, row_sum[m][r] = 0.0f;
+  }
+  // This lane's ldmatrix row in the Q tile (A operand: matrices rows 0-7, 8-15 by columns 0-7, 8-15).
+  const T* q_rows = q_tile + (warp * kWarpRows + lane % 8 + (lane / 8 % 2) * 8) * kStride + lane / 16 * 8;
 
   int tile = next_tile(0);
   for (int step = 0; tile < tiles; ++step) {
@@ -112,25 +129,35 @@ __global__ void __launch_bounds__(kWarps * 32) forward_mma_kernel(ForwardArgs ar
       fetch = next_tile(fetch + 1);
     }
     cp_async_commit();
-    if (step == 0)
-      for (int k = 0; k < D / 16; ++k)
-        ldmatrix_x4<false>(q_frag[k], q_tile + (warp * 16 + lane % 8 + (lane / 8 % 2) * 8) * kStride + k * 16 + lane / 16 * 8);
     const T* k_tile = k_ring + (step % kStages) * kCols * kStride;
     const T* v_tile = v_ring + (step % kStages) * kCols * kStride;
     const int col0 = tile * kCols;
 
     // S = Q K^T: n-tile j holds keys col0 + 8j .. 8j + 7; one ldmatrix.x4 gives two n-tiles' B.
-    float s_acc[kCols / 8][4];
-    for (int n = 0; n < kCols / 8; ++n)
-      for (int i = 0; i < 4; ++i) s_acc[n][i] = 0.0f;
-    for (int k = 0; k < D / 16; ++k)
+    float s_acc[kSlabs][kCols / 8][4];
+    TESSERA_UNROLL
+    for (int m = 0; m < kSlabs; ++m)
+      TESSERA_UNROLL
+      for (int n = 0; n < kCols / 8; ++n)
+        TESSERA_UNROLL
+        for (int i = 0; i < 4; ++i) s_acc[m][n][i] = 0.0f;
+    TESSERA_UNROLL
+    for (int k = 0; k < D / 16; ++k) {
+      uint32_t q_frag[kSlabs][4];
+      TESSERA_UNROLL
+      for (int m = 0; m < kSlabs; ++m) ldmatrix_x4<false>(q_frag[m], q_rows + m * 16 * kStride + k * 16);
+      TESSERA_UNROLL
       for (int n = 0; n < kCols / 16; ++n) {
         uint32_t b[4];
         ldmatrix_x4<false>(b, k_tile + (n * 16 + lane / 16 * 8 + lane % 8) * kStride + k * 16 + (lane / 8 % 2) * 8);
         const uint32_t b_low[2] = {b[0], b[1]}, b_high[2] = {b[2], b[3]};
-        mma_m16n8k16<T>(s_acc[2 * n], q_frag[k], b_low);
-        mma_m16n8k16<T>(s_acc[2 * n + 1], q_frag[k], b_high);
+        TESSERA_UNROLL
+        for (int m = 0; m < kSlabs; ++m) {
+          mma_m16n8k16<T>(s_acc[m][2 * n], q_frag[m], b_low);
+          mma_m16n8k16<T>(s_acc[m][2 * n + 1], q_frag[m], b_high);
+        }
       }
+    }
 
     // Scale, mask where the tile needs it (keys past the block, or a mask cutting through it).
     bool need_mask = col0 + kCols > s.kv_rows;
@@ -138,51 +165,74 @@ __global__ void __launch_bounds__(kWarps * 32) forward_mma_kernel(ForwardArgs ar
       const TokenRange tile_keys = warp_token_range(args.kv_tokens, col0, kCols, s.kv_rows);
       need_mask = need_mask || args.mask.kind != 1 || tile_keys.highest > warp_queries.lowest;
     }
-    for (int n = 0; n < kCols / 8; ++n)
-      for (int i = 0; i < 4; ++i) {
-        float score = s_acc[n][i] * s.scale;
-        if (need_mask) {
-          const int col = col0 + n * 8 + 2 * quad + i % 2;
-          const long long query = my_query[i / 2];
-          const bool allowed = col < s.kv_rows && query >= 0 && mask_allows(args.mask, query, args.kv_tokens[col]);
-          if (!allowed) score = -CUDART_INF_F;
+    TESSERA_UNROLL
+    for (int m = 0; m < kSlabs; ++m)
+      TESSERA_UNROLL
+      for (int n = 0; n < kCols / 8; ++n)
+        TESSERA_UNROLL
+        for (int i = 0; i < 4; ++i) {
+          float score = s_acc[m][n][i] * s.scale;
+          if (need_mask) {
+            const int col = col0 + n * 8 + 2 * quad + i % 2;
+            const long long query = my_query[m][i / 2];
+            const bool allowed = col < s.kv_rows && query >= 0 && mask_allows(args.mask, query, args.kv_tokens[col]);
+            if (!allowed) score = -CUDART_INF_F;
+          }
+          s_acc[m][n][i] = score;
         }
-        s_acc[n][i] = score;
-      }
 
     // Online softmax: a row's 64 scores lie in the 4 lanes of a quad.
-    float correction[2];
-    for (int r = 0; r < 2; ++r) {
-      float tile_max = -CUDART_INF_F;
-      for (int n = 0; n < kCols / 8; ++n) tile_max = fmaxf(tile_max, fmaxf(s_acc[n][2 * r], s_acc[n][2 * r + 1]));
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
-      const float new_max = fmaxf(row_max[r], tile_max);
-      correction[r] = row_max[r] == -CUDART_INF_F ? 0.0f : __expf(row_max[r] - new_max);
-      row_max[r] = new_max;
-      float sum = 0.0f;
-      for (int n = 0; n < kCols / 8; ++n)
-        for (int c = 0; c < 2; ++c) {
-          float& score = s_acc[n][2 * r + c];
-          score = score == -CUDART_INF_F ? 0.0f : __expf(score - new_max);
-          sum += score;
-        }
-      row_sum[r] = row_sum[r] * correction[r] + sum;
+    TESSERA_UNROLL
+    for (int m = 0; m < kSlabs; ++m) {
+      float correction[2];
+      TESSERA_UNROLL
+      for (int r = 0; r < 2; ++r) {
+        float tile_max = -CUDART_INF_F;
+        TESSERA_UNROLL
+        for (int n = 0; n < kCols / 8; ++n) tile_max = fmaxf(tile_max, fmaxf(s_acc[m][n][2 * r], s_acc[m][n][2 * r + 1]));
+        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
+        tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
+        const float new_max = fmaxf(row_max[m][r], tile_max);
+        correction[r] = row_max[m][r] == -CUDART_INF_F ? 0.0f : __expf(row_max[m][r] - new_max);
+        row_max[m][r] = new_max;
+        float sum = 0.0f;
+        TESSERA_UNROLL
+        for (int n = 0; n < kCols / 8; ++n)
+          TESSERA_UNROLL
+          for (int c = 0; c < 2; ++c) {
+            float& score = s_acc[m][n][2 * r + c];
+            score = score == -CUDART_INF_F ? 0.0f : __expf(score - new_max);
+            sum += score;
+          }
+        row_sum[m][r] = row_sum[m][r] * correction[r] + sum;
+      }
+      TESSERA_UNROLL
+      for (int n = 0; n < D / 8; ++n)
+        TESSERA_UNROLL
+        for (int i = 0; i < 4; ++i) o_acc[m][n][i] *= correction[i / 2];
     }
-    for (int n = 0; n < D / 8; ++n)
-      for (int i = 0; i < 4; ++i) o_acc[n][i] *= correction[i / 2];
 
     // O += P V, P from the S registers: keys 16k .. 16k + 15 are n-tiles 2k and 2k + 1.
+    TESSERA_UNROLL
     for (int k = 0; k < kCols / 16; ++k) {
-      const uint32_t a[4] = {pack_pair<T>(s_acc[2 * k][0], s_acc[2 * k][1]), pack_pair<T>(s_acc[2 * k][2], s_acc[2 * k][3]),
-                             pack_pair<T>(s_acc[2 * k + 1][0], s_acc[2 * k + 1][1]),
-                             pack_pair<T>(s_acc[2 * k + 1][2], s_acc[2 * k + 1][3])};
+      uint32_t p_frag[kSlabs][4];
+      TESSERA_UNROLL
+      for (int m = 0; m < kSlabs; ++m) {
+        p_frag[m][0] = pack_pair<T>(s_acc[m][2 * k][0], s_acc[m][2 * k][1]);
+        p_frag[m][1] = pack_pair<T>(s_acc[m][2 * k][2], s_acc[m][2 * k][3]);
+        p_frag[m][2] = pack_pair<T>(s_acc[m][2 * k + 1][0], s_acc[m][2 * k + 1][1]);
+        p_frag[m][3] = pack_pair<T>(s_acc[m][2 * k + 1][2], s_acc[m][2 * k + 1][3]);
+      }
+      TESSERA_UNROLL
       for (int n = 0; n < D / 16; ++n) {
         uint32_t b[4];
         ldmatrix_x4<true>(b, v_tile + (k * 16 + lane % 8 + (lane / 8 % 2) * 8) * kStride + n * 16 + lane / 16 * 8);
         const uint32_t b_low[2] = {b[0], b[1]}, b_high[2] = {b[2], b[3]};
-        mma_m16n8k16<T>(o_acc[2 * n], a, b_low);
-        mma_m16n8k16<T>(o_acc[2 * n + 1], a, b_high);
+        TESSERA_UNROLL
+        for (int m = 0; m < kSlabs; ++m) {
+          mma_m16n8k16<T>(o_acc[m][2 * n], p_frag[m], b_low);
+          mma_m16n8k16<T>(o_acc[m][2 * n + 1], p_frag[m], b_high);
+        }
       }
     }
     tile = next_tile(tile + 1);
@@ -190,27 +240,36 @@ __global__ void __launch_bounds__(kWarps * 32) forward_mma_kernel(ForwardArgs ar
   cp_async_wait<0>();
 
   // Merge the block's (O, LSE) of this lane's rows into the accumulator.
-  float old_lse[2];
-  bool has_keys[2];
-  for (int r = 0; r < 2; ++r) {
-    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 1);
-    row_sum[r] += __shfl_xor_sync(0xffffffffu, row_sum[r], 2);
-    has_keys[r] = my_row[r] < s.q_rows && row_sum[r] > 0.0f;
-    old_lse[r] = has_keys[r] ? args.out[static_cast<int64_t>(s.q_rows) * s.heads * D + static_cast<int64_t>(my_row[r]) * s.heads + head] : 0.0f;
-  }
+  const int64_t lse_base = static_cast<int64_t>(s.q_rows) * s.heads * D;
+  float old_lse[kSlabs][2];
+  bool has_keys[kSlabs][2];
+  TESSERA_UNROLL
+  for (int m = 0; m < kSlabs; ++m)
+    TESSERA_UNROLL
+    for (int r = 0; r < 2; ++r) {
+      row_sum[m][r] += __shfl_xor_sync(0xffffffffu, row_sum[m][r], 1);
+      row_sum[m][r] += __shfl_xor_sync(0xffffffffu, row_sum[m][r], 2);
+      has_keys[m][r] = my_row[m][r] < s.q_rows && row_sum[m][r] > 0.0f;
+      old_lse[m][r] = has_keys[m][r] ? args.out[lse_base + static_cast<int64_t>(my_row[m][r]) * s.heads + head] : 0.0f;
+    }
   __syncwarp();  // the quad has read the LSE before its first lane rewrites it
-  for (int r = 0; r < 2; ++r) {
-    if (!has_keys[r]) continue;
-    const LseMerge merge = merge_lse(old_lse[r], row_max[r] + logf(row_sum[r]));
-    const float weight_b = merge.weight_b / row_sum[r];  // O is not yet normalised
-    float* out_row = args.out + (static_cast<int64_t>(my_row[r]) * s.heads + head) * D;
-    for (int n = 0; n < D / 8; ++n)
-      for (int c = 0; c < 2; ++c) {
-        float& slot = out_row[n * 8 + 2 * quad + c];
-        slot = merge.weight_a * slot + weight_b * o_acc[n][2 * r + c];
-      }
-    if (quad == 0) args.out[static_cast<int64_t>(s.q_rows) * s.heads * D + static_cast<int64_t>(my_row[r]) * s.heads + head] = merge.lse;
-  }
+  TESSERA_UNROLL
+  for (int m = 0; m < kSlabs; ++m)
+    TESSERA_UNROLL
+    for (int r = 0; r < 2; ++r) {
+      if (!has_keys[m][r]) continue;
+      const LseMerge merge = merge_lse(old_lse[m][r], row_max[m][r] + logf(row_sum[m][r]));
+      const float weight_b = merge.weight_b / row_sum[m][r];  // O is not yet normalised
+      float* out_row = args.out + (static_cast<int64_t>(my_row[m][r]) * s.heads + head) * D;
+      TESSERA_UNROLL
+      for (int n = 0; n < D / 8; ++n)
+        TESSERA_UNROLL
+        for (int c = 0; c < 2; ++c) {
+          float& slot = out_row[n * 8 + 2 * quad + c];
+          slot = merge.weight_a * slot + weight_b * o_acc[m][n][2 * r + c];
+        }
+      if (quad == 0) args.out[lse_base + static_cast<int64_t>(my_row[m][r]) * s.heads + head] = merge.lse;
+    }
 }
 
 template <typename T, int D>

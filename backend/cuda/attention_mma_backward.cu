@@ -73,6 +73,7 @@ __global__ void __launch_bounds__(kWarps * 32) backward_mma_kernel(BackwardArgs 
   const TokenRange warp_keys = warp_token_range(args.kv_tokens, col0 + warp * 16, 16, s.kv_rows);
   int my_col[2];
   long long my_key[2];
+  TESSERA_UNROLL
   for (int r = 0; r < 2; ++r) {
     my_col[r] = col0 + warp * 16 + group + 8 * r;
     my_key[r] = my_col[r] < s.kv_rows ? args.kv_tokens[my_col[r]] : -1;
@@ -113,7 +114,9 @@ __global__ void __launch_bounds__(kWarps * 32) backward_mma_kernel(BackwardArgs 
   }
 
   float d_k[D / 8][4], d_v[D / 8][4];
+  TESSERA_UNROLL
   for (int n = 0; n < D / 8; ++n)
+    TESSERA_UNROLL
     for (int i = 0; i < 4; ++i) d_k[n][i] = d_v[n][i] = 0.0f;
 
   int tile = next_tile(0);
@@ -132,13 +135,17 @@ __global__ void __launch_bounds__(kWarps * 32) backward_mma_kernel(BackwardArgs 
 
     // S^T = K Q^T and dP^T = V dO^T; n-tile j holds queries 8j .. 8j + 7 of the tile.
     float s_t[kQueries / 8][4], dp_t[kQueries / 8][4];
+    TESSERA_UNROLL
     for (int n = 0; n < kQueries / 8; ++n)
+      TESSERA_UNROLL
       for (int i = 0; i < 4; ++i) s_t[n][i] = dp_t[n][i] = 0.0f;
+    TESSERA_UNROLL
     for (int k = 0; k < D / 16; ++k) {
       uint32_t k_frag[4], v_frag[4];
       const int a_offset = (warp * 16 + lane % 8 + (lane / 8 % 2) * 8) * kStride + k * 16 + lane / 16 * 8;
       ldmatrix_x4<false>(k_frag, k_tile + a_offset);
       ldmatrix_x4<false>(v_frag, v_tile + a_offset);
+      TESSERA_UNROLL
       for (int n = 0; n < kQueries / 16; ++n) {
         const int b_offset = (n * 16 + lane / 16 * 8 + lane % 8) * kStride + k * 16 + (lane / 8 % 2) * 8;
         uint32_t b[4];
@@ -159,7 +166,9 @@ __global__ void __launch_bounds__(kWarps * 32) backward_mma_kernel(BackwardArgs 
       const TokenRange tile_queries = warp_token_range(args.q_tokens, row0, kQueries, s.q_rows);
       need_mask = need_mask || args.mask.kind != 1 || warp_keys.highest > tile_queries.lowest;
     }
+    TESSERA_UNROLL
     for (int n = 0; n < kQueries / 8; ++n)
+      TESSERA_UNROLL
       for (int i = 0; i < 4; ++i) {
         const int c = n * 8 + 2 * quad + i % 2;
         bool allowed = true;
@@ -173,6 +182,7 @@ __global__ void __launch_bounds__(kWarps * 32) backward_mma_kernel(BackwardArgs 
       }
 
     // dV += P^T dO and dK += dS^T Q: queries 16k .. 16k + 15 are n-tiles 2k and 2k + 1.
+    TESSERA_UNROLL
     for (int k = 0; k < kQueries / 16; ++k) {
       const uint32_t p_frag[4] = {pack_pair<T>(s_t[2 * k][0], s_t[2 * k][1]), pack_pair<T>(s_t[2 * k][2], s_t[2 * k][3]),
                                   pack_pair<T>(s_t[2 * k + 1][0], s_t[2 * k + 1][1]),
@@ -180,6 +190,7 @@ __global__ void __launch_bounds__(kWarps * 32) backward_mma_kernel(BackwardArgs 
       const uint32_t ds_frag[4] = {pack_pair<T>(dp_t[2 * k][0], dp_t[2 * k][1]), pack_pair<T>(dp_t[2 * k][2], dp_t[2 * k][3]),
                                    pack_pair<T>(dp_t[2 * k + 1][0], dp_t[2 * k + 1][1]),
                                    pack_pair<T>(dp_t[2 * k + 1][2], dp_t[2 * k + 1][3])};
+      TESSERA_UNROLL
       for (int n = 0; n < D / 16; ++n) {
         const int b_offset = (k * 16 + lane % 8 + (lane / 8 % 2) * 8) * kStride + n * 16 + lane / 16 * 8;
         uint32_t b[4];
@@ -193,7 +204,9 @@ __global__ void __launch_bounds__(kWarps * 32) backward_mma_kernel(BackwardArgs 
         mma_m16n8k16<T>(d_k[2 * n + 1], ds_frag, q_high);
       }
       // The same registers, rounded the same way, are what dQ reads back.
+      TESSERA_UNROLL
       for (int half = 0; half < 2; ++half)
+        TESSERA_UNROLL
         for (int r = 0; r < 2; ++r) {
           const int key_row = warp * 16 + group + 8 * r, query_col = k * 16 + half * 8 + 2 * quad;
           *reinterpret_cast<uint32_t*>(ds_t + key_row * kDsRow + query_col) = ds_frag[2 * half + r];
@@ -204,11 +217,15 @@ __global__ void __launch_bounds__(kWarps * 32) backward_mma_kernel(BackwardArgs 
     // dQ (32 queries x D) = dS K: warp w takes queries 16 (w % 2) .. + 15 and dims (D/2) (w / 2) .. + D/2 - 1.
     const int q_half = warp % 2 * 16, d_half = warp / 2 * (D / 2);
     float d_q[D / 16][4];
+    TESSERA_UNROLL
     for (int n = 0; n < D / 16; ++n)
+      TESSERA_UNROLL
       for (int i = 0; i < 4; ++i) d_q[n][i] = 0.0f;
+    TESSERA_UNROLL
     for (int k = 0; k < kKeys / 16; ++k) {
       uint32_t a[4];
       ldmatrix_x4<true>(a, ds_t + (k * 16 + lane / 16 * 8 + lane % 8) * kDsRow + q_half + (lane / 8 % 2) * 8);
+      TESSERA_UNROLL
       for (int n = 0; n < D / 32; ++n) {
         uint32_t b[4];
         ldmatrix_x4<true>(b, k_tile + (k * 16 + lane % 8 + (lane / 8 % 2) * 8) * kStride + d_half + n * 16 + lane / 16 * 8);
@@ -217,7 +234,9 @@ __global__ void __launch_bounds__(kWarps * 32) backward_mma_kernel(BackwardArgs 
         mma_m16n8k16<T>(d_q[2 * n + 1], a, k_high);
       }
     }
+    TESSERA_UNROLL
     for (int n = 0; n < D / 16; ++n)
+      TESSERA_UNROLL
       for (int i = 0; i < 4; ++i) {
         const int row = row0 + q_half + group + 8 * (i / 2);
         if (row < s.q_rows)
@@ -230,7 +249,9 @@ __global__ void __launch_bounds__(kWarps * 32) backward_mma_kernel(BackwardArgs 
   // The walk is done: add the warp's dK and dV rows into the partials.
   float* d_keys = args.d_kv;
   float* d_values = args.d_kv + static_cast<int64_t>(s.kv_rows) * kv_stride;
+  TESSERA_UNROLL
   for (int n = 0; n < D / 8; ++n)
+    TESSERA_UNROLL
     for (int i = 0; i < 4; ++i) {
       const int col = my_col[i / 2];
       if (col >= s.kv_rows) continue;

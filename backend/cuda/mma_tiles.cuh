@@ -8,6 +8,14 @@
 #include "attention_kernels.hpp"
 #include "warp_mma.cuh"
 
+// Register arrays (fragments, accumulators) stay in registers only if every loop indexing them
+// is unrolled; nvcc does not always do it unasked.
+#ifdef TESSERA_CUDA_EMULATION
+#define TESSERA_UNROLL
+#else
+#define TESSERA_UNROLL _Pragma("unroll")
+#endif
+
 namespace tessera::backend::cuda {
 
 // Shared tiles keep rows of D elements D + 8 apart: eight 16-byte rows of an ldmatrix then fall

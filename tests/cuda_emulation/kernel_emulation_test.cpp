@@ -37,8 +37,8 @@ struct Layout {
 // 70 queries (100-169); key blocks all before them; across them; starting at the last query (so
 // a tile whose first key equals the last query must not be skipped); all after.
 const Layout kFourBlocks = {70, 100, {{0, 90}, {90, 79}, {169, 71}, {240, 60}}, 300};
-// Long enough for the mma kernels' cp.async rings to wrap around (5 key tiles of 64 forward,
-// 7 query tiles of 32 backward), with causal skipping inside one block.
+// Long enough for the mma kernels' cp.async rings to wrap around (5 key tiles of 64 at d = 64,
+// 10 of 32 at d = 128 forward; 7 query tiles of 32 backward), with causal skipping inside one block.
 const Layout kLongBlock = {200, 100, {{0, 300}}, 300};
 
 float widen(float value) { return value; }
@@ -354,10 +354,14 @@ TEST_CASE("emulated mma kernels (mma.sync, ldmatrix, cp.async) match fp64 attent
   const Kernels mma = Kernels::mma;
   for (const int d : {64, 128})
     for (const MaskCase& mask : {kMasks[0], kMasks[1]}) {
-      INFO("bf16, d=" << d << ", " << mask.name);
-      const Errors bf16 = run_kernels<__nv_bfloat16>(mma, ElementType::bf16, d, mask);
-      report(bf16);
-      CHECK(within(bf16, 6e-3, 8e-3));
+      if (d == 128 && mask.kind == 1) {
+        INFO("fp16, d=128, causal (bf16: the next test case)");
+      } else {
+        INFO("bf16, d=" << d << ", " << mask.name);
+        const Errors bf16 = run_kernels<__nv_bfloat16>(mma, ElementType::bf16, d, mask);
+        report(bf16);
+        CHECK(within(bf16, 6e-3, 8e-3));
+      }
       INFO("fp16, d=" << d << ", " << mask.name);
       const Errors fp16 = run_kernels<__half>(mma, ElementType::fp16, d, mask);
       report(fp16);
@@ -371,14 +375,22 @@ TEST_CASE("emulated mma kernels (mma.sync, ldmatrix, cp.async) match fp64 attent
   }
 }
 
+// One case of the above on its own, for the CI's sanitizer build (which runs a subset of the
+// emulation suite): the largest tiles, partial tiles, skipping and masks.
+TEST_CASE("emulated mma kernels at bf16 d=128 causal", "[cuda-emulation][mma]") {
+  const Errors e = run_kernels<__nv_bfloat16>(Kernels::mma, ElementType::bf16, 128, kMasks[1]);
+  report(e);
+  CHECK(within(e, 6e-3, 8e-3));
+}
+
 TEST_CASE("emulated mma kernels on a block long enough for their cp.async rings to wrap around", "[cuda-emulation][mma]") {
   const Kernels mma = Kernels::mma;
   for (const MaskCase& mask : {kMasks[0], kMasks[1]}) {
-    INFO("bf16, d=64 (3 stages), " << mask.name);
+    INFO("bf16, d=64, " << mask.name);
     const Errors d64 = run_kernels<__nv_bfloat16>(mma, ElementType::bf16, 64, mask, kLongBlock);
     report(d64);
     CHECK(within(d64, 6e-3, 8e-3));
-    INFO("fp16, d=128 (2 stages), " << mask.name);
+    INFO("fp16, d=128, " << mask.name);
     const Errors d128 = run_kernels<__half>(mma, ElementType::fp16, 128, mask, kLongBlock);
     report(d128);
     CHECK(within(d128, 1e-3, 1e-3));
