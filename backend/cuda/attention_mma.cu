@@ -42,7 +42,7 @@ template <int D>
 __host__ __device__ constexpr int key_tile() {
   return D <= 64 ? 64 : 32;
 }
-// Buffers in the K/V ring, 3: 74 KB of shared memory at d = 64, 87 KB at d = 128, so that two
+// Buffers in the K/V ring, 3: 72 KiB of shared memory at d = 64, 85 KiB at d = 128, so that two
 // CTAs fit on an SM either way.
 constexpr int kStages = 3;
 
