@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "cuda_bf16.h"
 #include "cuda_fp16.h"
@@ -45,38 +46,59 @@ uint16_t half_of(uint32_t word, int which) { return static_cast<uint16_t>(which 
 
 }  // namespace
 
+namespace {
+// A and B as matrices, decoded once per warp and operation (by the first lane to get there
+// after the barrier) rather than by every lane: the emulation's costliest step otherwise.
+struct DecodedOperands {
+  uint64_t block = 0, operation = 0;
+  float a[16][16], b[16][8];
+};
+DecodedOperands& decoded_for_warp(unsigned warp) {
+  static std::vector<DecodedOperands> warps;
+  if (warps.size() <= warp) warps.resize(warp + 1);
+  return warps[warp];
+}
+}  // namespace
+
 void mma_m16n8k16(bool bf16, float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
   const unsigned me = lanes::current_thread(), base = me / 32 * 32;
   uint32_t* mine = lanes::words(me);
   for (int i = 0; i < 4; ++i) mine[i] = a[i];
   for (int i = 0; i < 2; ++i) mine[4 + i] = b[i];
+  const uint64_t operation = ++mine[lanes::kWords - 1];  // this lane's count of mma operations
   sync_warp();
-  float a_matrix[16][16], b_matrix[16][8];
-  for (unsigned lane = 0; lane < 32; ++lane) {
-    const uint32_t* words = lanes::words(base + lane);
-    const int g = static_cast<int>(lane / 4), t = static_cast<int>(lane % 4);
-    for (int reg = 0; reg < 4; ++reg) {
-      int slot = reg;
-      if (fragment_mutation == 1 && (reg == 1 || reg == 2)) slot = 3 - reg;
-      const int row = g + (slot % 2) * 8, col = 2 * t + (slot / 2) * 8;
-      for (int h = 0; h < 2; ++h) {
-        const int which = fragment_mutation == 4 ? 1 - h : h;
-        a_matrix[row][col + h] = widen(half_of(words[reg], which), bf16);
+  DecodedOperands& decoded = decoded_for_warp(base / 32);
+  if (decoded.block != lanes::block_serial() || decoded.operation != operation) {
+    decoded.block = lanes::block_serial();
+    decoded.operation = operation;
+    for (unsigned lane = 0; lane < 32; ++lane) {
+      const uint32_t* words = lanes::words(base + lane);
+      const int g = static_cast<int>(lane / 4), t = static_cast<int>(lane % 4);
+      for (int reg = 0; reg < 4; ++reg) {
+        int slot = reg;
+        if (fragment_mutation == 1 && (reg == 1 || reg == 2)) slot = 3 - reg;
+        const int row = g + (slot % 2) * 8, col = 2 * t + (slot / 2) * 8;
+        for (int h = 0; h < 2; ++h) {
+          const int which = fragment_mutation == 4 ? 1 - h : h;
+          decoded.a[row][col + h] = widen(half_of(words[reg], which), bf16);
+        }
+      }
+      for (int reg = 0; reg < 2; ++reg) {
+        const int row = 2 * t + (fragment_mutation == 2 ? 0 : reg * 8);
+        for (int h = 0; h < 2; ++h) decoded.b[row + h][g] = widen(half_of(words[4 + reg], h), bf16);
       }
     }
-    for (int reg = 0; reg < 2; ++reg) {
-      const int row = 2 * t + (fragment_mutation == 2 ? 0 : reg * 8);
-      for (int h = 0; h < 2; ++h) b_matrix[row + h][g] = widen(half_of(words[4 + reg], h), bf16);
-    }
   }
-  sync_warp();
   const int g = static_cast<int>((me - base) / 4), t = static_cast<int>((me - base) % 4);
+  float result[4];
   for (int i = 0; i < 4; ++i) {
     const int row = g + (i >= 2 && fragment_mutation != 3 ? 8 : 0), col = 2 * t + i % 2;
     float sum = d[i];
-    for (int k = 0; k < 16; ++k) sum += a_matrix[row][k] * b_matrix[k][col];
-    d[i] = sum;
+    for (int k = 0; k < 16; ++k) sum += decoded.a[row][k] * decoded.b[k][col];
+    result[i] = sum;
   }
+  sync_warp();  // every lane has read the decoded operands (and the posted words) before the next operation
+  for (int i = 0; i < 4; ++i) d[i] = result[i];
 }
 
 void ldmatrix(int matrices, bool trans, uint32_t* registers, const void* row_address) {

@@ -48,6 +48,7 @@ struct BlockState {
 };
 
 BlockState* current_block = nullptr;
+uint64_t blocks_run = 0;
 Lane* current_lane = nullptr;
 
 void wait_at(LaneState barrier) {
@@ -119,6 +120,7 @@ uint64_t exchange_in_warp_64(uint64_t value, int from_lane) {
 
 namespace lanes {
 unsigned current_thread() { return current_lane->index; }
+uint64_t block_serial() { return blocks_run; }
 uint32_t* words(unsigned thread) { return current_block->words.data() + static_cast<size_t>(thread) * kWords; }
 const void*& pointer(unsigned thread) { return current_block->pointers[thread]; }
 AsyncCopies& async_copies() { return current_lane->copies; }
@@ -153,6 +155,7 @@ void launch(dim3 grid, dim3 block, size_t dynamic_shared_bytes, const std::funct
         state.warp_done.assign((threads + 31) / 32, 0);
         state.shared.assign(dynamic_shared_bytes + 128, 0);
         current_block = &state;
+        ++blocks_run;
         blockIdx = dim3(x, y, z);
         blockDim = block;
         gridDim = grid;

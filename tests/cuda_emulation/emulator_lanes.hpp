@@ -20,6 +20,7 @@ struct AsyncCopies {
 };
 
 unsigned current_thread();
+uint64_t block_serial();                     // distinct for every block run since the start
 uint32_t* words(unsigned thread);            // kWords words of `thread` in the running block
 const void*& pointer(unsigned thread);       // one address per thread (ldmatrix rows)
 AsyncCopies& async_copies();                 // the running thread's
