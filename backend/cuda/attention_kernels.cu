@@ -6,7 +6,7 @@
 //
 // Why this simple form: correctness on every mask, layout, GQA shape and odd size first. It
 // uses CUDA cores; common shapes (bf16/fp16, head dim 64 or 128) go to the tensor-core kernels
-// of attention_wmma.cu (forward) and attention_wmma_backward.cu (backward) instead.
+// of attention_mma.cu (forward) and attention_mma_backward.cu (backward) instead.
 #include "attention_kernels.hpp"
 #include "element.cuh"
 #include "kernel_launch.cuh"
@@ -189,6 +189,7 @@ cudaError_t launch_forward_block(const ForwardArgs& args, cudaStream_t stream) {
   const int64_t warps = static_cast<int64_t>(args.shape.q_rows) * args.shape.heads;
   if (warps == 0 || args.shape.kv_rows == 0) return cudaSuccess;
   cudaError_t status = cudaSuccess;
+  if (launch_forward_block_mma(args, stream, status)) return status;
   if (launch_forward_block_tensor_cores(args, stream, status)) return status;
   const dim3 grid(warp_blocks(warps)), block(kWarp * kWarpsPerBlock);
   auto launch = [&](auto element) {
@@ -204,6 +205,7 @@ cudaError_t launch_backward_block(const BackwardArgs& args, cudaStream_t stream)
   const int64_t warps = static_cast<int64_t>(args.shape.q_rows) * args.shape.heads;
   if (warps == 0 || args.shape.kv_rows == 0) return cudaSuccess;
   cudaError_t status = cudaSuccess;
+  if (launch_backward_block_mma(args, stream, status)) return status;
   if (launch_backward_block_tensor_cores(args, stream, status)) return status;
   const dim3 grid(warp_blocks(warps)), block(kWarp * kWarpsPerBlock);
   auto launch = [&](auto element) {

@@ -61,15 +61,21 @@ struct BackwardArgs {
 // Largest head dimension the kernels support (registers hold head_dim / 32 values per lane).
 constexpr int32_t kMaxHeadDim = 256;
 
-// Forward blocks run on tensor cores (attention_wmma.cu) for bf16/fp16 with head_dim = head_dim_v
-// of 64 or 128, and on the simple kernel otherwise, or everywhere when the environment sets
-// TESSERA_SIMPLE_KERNELS=1 (to compare the two).
+// Forward blocks with bf16/fp16 inputs and head_dim = head_dim_v of 64 or 128 run on the mma
+// kernel (attention_mma.cu: mma.sync, ldmatrix, cp.async, FlashAttention-2's structure); other
+// shapes on the simple kernel. TESSERA_SIMPLE_KERNELS=1 forces the simple kernel everywhere and
+// TESSERA_WMMA_KERNELS=1 the older WMMA kernel (attention_wmma.cu) on the mma kernel's shapes,
+// so that tests and benchmarks can compare them.
 cudaError_t launch_forward_block(const ForwardArgs& args, cudaStream_t stream);
 bool simple_kernels_forced();
-// Launches the tensor-core kernel when it supports the shape; false (nothing launched) otherwise.
+bool wmma_kernels_forced();
+// Each launches its kernel when that kernel takes the shape (and is not overridden by the
+// environment); false, with nothing launched, otherwise.
+bool launch_forward_block_mma(const ForwardArgs& args, cudaStream_t stream, cudaError_t& status);
 bool launch_forward_block_tensor_cores(const ForwardArgs& args, cudaStream_t stream, cudaError_t& status);
-// Backward blocks likewise (attention_wmma_backward.cu) for the same shapes.
+// Backward blocks likewise (attention_mma_backward.cu, attention_wmma_backward.cu).
 cudaError_t launch_backward_block(const BackwardArgs& args, cudaStream_t stream);
+bool launch_backward_block_mma(const BackwardArgs& args, cudaStream_t stream, cudaError_t& status);
 bool launch_backward_block_tensor_cores(const BackwardArgs& args, cudaStream_t stream, cudaError_t& status);
 // into = LSE-weighted merge of two O accumulators of `row_heads` (row, head) pairs.
 cudaError_t launch_merge_outputs(float* into, const float* from, int64_t row_heads, int32_t head_dim_v,

@@ -200,6 +200,11 @@ bool simple_kernels_forced() {
   return value != nullptr && value[0] != '\0' && value[0] != '0';
 }
 
+bool wmma_kernels_forced() {
+  const char* value = std::getenv("TESSERA_WMMA_KERNELS");
+  return value != nullptr && value[0] != '\0' && value[0] != '0';
+}
+
 bool launch_forward_block_tensor_cores(const ForwardArgs& args, cudaStream_t stream, cudaError_t& status) {
   return launch_on_tensor_cores(args.shape, args.element, status, [&](auto element, auto head_dim) {
     return launch<decltype(element), decltype(head_dim)::value>(args, stream);

@@ -6,11 +6,13 @@
 // be; not their speed. tessera_emulation::launch is declared in fake/cuda_runtime_api.h, where
 // the kernels' launcher (backend/cuda/kernel_launch.cuh) finds it.
 #include "cuda_runtime_api.h"
+#include "emulator_lanes.hpp"
 
 #include <boost/context/fiber.hpp>
 #include <boost/context/pooled_fixedsize_stack.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -30,11 +32,15 @@ struct Lane {
   context::fiber scheduler;
   LaneState state = LaneState::ready;
   unsigned index = 0;
+  lanes::AsyncCopies copies;
 };
 
 struct BlockState {
   std::vector<Lane> lanes;
   std::vector<float> exchange;
+  std::vector<uint64_t> exchange_64;
+  std::vector<uint32_t> words;        // lanes::kWords a thread
+  std::vector<const void*> pointers;  // one a thread
   std::vector<unsigned char> shared;
   // How many threads wait at each warp's barrier, at the block's, and have returned.
   std::vector<size_t> warp_waiting, warp_done;
@@ -42,6 +48,7 @@ struct BlockState {
 };
 
 BlockState* current_block = nullptr;
+uint64_t blocks_run = 0;
 Lane* current_lane = nullptr;
 
 void wait_at(LaneState barrier) {
@@ -102,6 +109,30 @@ float exchange_in_warp(float value, int from_lane) {
   return result;
 }
 
+uint64_t exchange_in_warp_64(uint64_t value, int from_lane) {
+  const unsigned me = current_lane->index, base = me / 32 * 32;
+  current_block->exchange_64[me] = value;
+  sync_warp();
+  const uint64_t result = current_block->exchange_64[base + static_cast<unsigned>(from_lane)];
+  sync_warp();
+  return result;
+}
+
+namespace lanes {
+unsigned current_thread() { return current_lane->index; }
+uint64_t block_serial() { return blocks_run; }
+uint32_t* words(unsigned thread) { return current_block->words.data() + static_cast<size_t>(thread) * kWords; }
+const void*& pointer(unsigned thread) { return current_block->pointers[thread]; }
+AsyncCopies& async_copies() { return current_lane->copies; }
+void complete(std::vector<AsyncCopy>& copies) {
+  for (const AsyncCopy& copy : copies) {
+    if (copy.valid) std::memcpy(copy.to, copy.from, 16);
+    else std::memset(copy.to, 0, 16);
+  }
+  copies.clear();
+}
+}  // namespace lanes
+
 void launch(dim3 grid, dim3 block, size_t dynamic_shared_bytes, const std::function<void()>& kernel) {
   const unsigned threads = block.x * block.y * block.z;
   // Threads run in a random order (fixed seed, so a failure repeats), each until it reaches a
@@ -117,10 +148,14 @@ void launch(dim3 grid, dim3 block, size_t dynamic_shared_bytes, const std::funct
         BlockState state;
         state.lanes.resize(threads);
         state.exchange.assign(threads, 0.0f);
+        state.exchange_64.assign(threads, 0);
+        state.words.assign(static_cast<size_t>(threads) * lanes::kWords, 0);
+        state.pointers.assign(threads, nullptr);
         state.warp_waiting.assign((threads + 31) / 32, 0);
         state.warp_done.assign((threads + 31) / 32, 0);
         state.shared.assign(dynamic_shared_bytes + 128, 0);
         current_block = &state;
+        ++blocks_run;
         blockIdx = dim3(x, y, z);
         blockDim = block;
         gridDim = grid;
@@ -132,6 +167,9 @@ void launch(dim3 grid, dim3 block, size_t dynamic_shared_bytes, const std::funct
                                        Lane& me = state.lanes[t];
                                        me.scheduler = std::move(scheduler);
                                        kernel();
+                                       // Copies a thread never waited for still land (before the block ends).
+                                       for (auto& group : me.copies.committed) lanes::complete(group);
+                                       lanes::complete(me.copies.open);
                                        me.state = LaneState::done;
                                        return std::move(me.scheduler);
                                      });

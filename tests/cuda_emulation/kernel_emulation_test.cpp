@@ -2,7 +2,8 @@
 // here in fp64. One query chunk meets four key blocks (before, across, touching and after its diagonal),
 // so the kernels' LSE merges, gradient sums, tile skipping and every mask are exercised, with
 // GQA (three query heads per KV head, a head group that is not aligned with them) and row counts
-// that are not multiples of the 64-row tiles.
+// that are not multiples of the 64-row tiles; a longer block makes the mma kernels' cp.async
+// rings wrap around.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "cuda_bf16.h"
 #include "cuda_fp16.h"
 #include "attention_kernels.hpp"
+#include "cuda_runtime_api.h"
 
 using namespace tessera::backend::cuda;
 
@@ -25,12 +27,19 @@ namespace {
 // heads use KV heads 0, 1, 1, 1: a group not aligned with the KV heads (as Ulysses makes them).
 constexpr int kHeads = 4, kKvHeads = 2, kHeadsPerKv = 3;
 constexpr int kFirstHead = 2, kFirstKvHead = 0;
-constexpr int kQueryRows = 70;
-constexpr int64_t kFirstQueryToken = 100;
-// Key blocks (first token, rows): all before the queries (100-169); across them; starting at
-// the last query (so a tile whose first key equals the last query must not be skipped); all after.
-const std::vector<std::pair<int64_t, int>> kKeyBlocks = {{0, 90}, {90, 79}, {169, 71}, {240, 60}};
-constexpr int64_t kTokens = 300;
+// Where the query chunk and the key blocks lie (first token, rows).
+struct Layout {
+  int q_rows = 0;
+  int64_t first_query = 0;
+  std::vector<std::pair<int64_t, int>> key_blocks;
+  int64_t tokens = 0;
+};
+// 70 queries (100-169); key blocks all before them; across them; starting at the last query (so
+// a tile whose first key equals the last query must not be skipped); all after.
+const Layout kFourBlocks = {70, 100, {{0, 90}, {90, 79}, {169, 71}, {240, 60}}, 300};
+// Long enough for the mma kernels' cp.async rings to wrap around (5 key tiles of 64 at d = 64,
+// 10 of 32 at d = 128 forward; 7 query tiles of 32 backward), with causal skipping inside one block.
+const Layout kLongBlock = {200, 100, {{0, 300}}, 300};
 
 float widen(float value) { return value; }
 float widen(__nv_bfloat16 value) { return __bfloat162float(value); }
@@ -68,7 +77,7 @@ struct Inputs {
 };
 
 template <typename T>
-Inputs<T> make_inputs(int d, unsigned seed) {
+Inputs<T> make_inputs(const Layout& layout, int d, unsigned seed) {
   std::mt19937 random(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   Inputs<T> in;
@@ -77,10 +86,10 @@ Inputs<T> make_inputs(int d, unsigned seed) {
     values.resize(count);
     for (T& value : values) value = narrow<T>(normal(random));
   };
-  fill(in.q, static_cast<size_t>(kQueryRows * kHeads * d));
-  fill(in.d_out, static_cast<size_t>(kQueryRows * kHeads * d));
-  for (int r = 0; r < kQueryRows; ++r) in.q_tokens.push_back(kFirstQueryToken + r);
-  for (auto [first, rows] : kKeyBlocks) {
+  fill(in.q, static_cast<size_t>(layout.q_rows * kHeads * d));
+  fill(in.d_out, static_cast<size_t>(layout.q_rows * kHeads * d));
+  for (int r = 0; r < layout.q_rows; ++r) in.q_tokens.push_back(layout.first_query + r);
+  for (auto [first, rows] : layout.key_blocks) {
     in.kv.emplace_back();
     fill(in.kv.back(), static_cast<size_t>(2 * rows * kKvHeads * d));
     in.kv_tokens.emplace_back();
@@ -95,26 +104,26 @@ struct Reference {
 };
 
 template <typename T>
-Reference reference(const Inputs<T>& in, const MaskCase& mask, const std::vector<int32_t>& document) {
+Reference reference(const Layout& layout, const Inputs<T>& in, const MaskCase& mask, const std::vector<int32_t>& document) {
   const int d = in.d;
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
   Reference ref;
-  ref.out.assign(static_cast<size_t>(kQueryRows * kHeads * d), 0);
-  ref.lse.assign(static_cast<size_t>(kQueryRows * kHeads), 0);
+  ref.out.assign(static_cast<size_t>(layout.q_rows * kHeads * d), 0);
+  ref.lse.assign(static_cast<size_t>(layout.q_rows * kHeads), 0);
   ref.delta = ref.lse;
   ref.d_q = ref.out;
-  for (size_t b = 0; b < kKeyBlocks.size(); ++b) {
-    ref.d_k.emplace_back(static_cast<size_t>(kKeyBlocks[b].second * kKvHeads * d), 0.0);
+  for (size_t b = 0; b < layout.key_blocks.size(); ++b) {
+    ref.d_k.emplace_back(static_cast<size_t>(layout.key_blocks[b].second * kKvHeads * d), 0.0);
     ref.d_v.push_back(ref.d_k.back());
   }
   auto key_at = [&](size_t b, int row, int g, int e) {
     return static_cast<double>(widen(in.kv[b][static_cast<size_t>((row * kKvHeads + g) * d + e)]));
   };
   auto value_at = [&](size_t b, int row, int g, int e) {
-    const int rows = kKeyBlocks[b].second;
+    const int rows = layout.key_blocks[b].second;
     return static_cast<double>(widen(in.kv[b][static_cast<size_t>(rows * kKvHeads * d + (row * kKvHeads + g) * d + e)]));
   };
-  for (int r = 0; r < kQueryRows; ++r)
+  for (int r = 0; r < layout.q_rows; ++r)
     for (int h = 0; h < kHeads; ++h) {
       const int g = (kFirstHead + h) / kHeadsPerKv - kFirstKvHead;
       const size_t rh = static_cast<size_t>(r * kHeads + h);
@@ -123,8 +132,8 @@ Reference reference(const Inputs<T>& in, const MaskCase& mask, const std::vector
       struct Pair { size_t block; int row; double score; };
       std::vector<Pair> pairs;
       double most = -std::numeric_limits<double>::infinity();
-      for (size_t b = 0; b < kKeyBlocks.size(); ++b)
-        for (int k = 0; k < kKeyBlocks[b].second; ++k) {
+      for (size_t b = 0; b < layout.key_blocks.size(); ++b)
+        for (int k = 0; k < layout.key_blocks[b].second; ++k) {
           if (!allows(mask, document, in.q_tokens[static_cast<size_t>(r)], in.kv_tokens[b][static_cast<size_t>(k)])) continue;
           double dot = 0;
           for (int e = 0; e < d; ++e) dot += q_at(e) * key_at(b, k, g, e);
@@ -167,15 +176,19 @@ double relative_error(const std::vector<float>& got, const std::vector<double>& 
   return worst / std::max(largest, 1e-30);
 }
 
-// Which kernels the launchers pick: the simple ones (forced the way the GPU tests force them)
-// or, for bf16/fp16 with d = 64 or 128, the tensor-core ones.
-enum class Kernels { simple, tensor_cores };
+// Which kernels the launchers pick: the simple ones or the WMMA ones (forced the way the GPU
+// tests force them) or, by default for bf16/fp16 with d = 64 or 128, the mma ones.
+enum class Kernels { simple, tensor_cores, mma };
 
 struct KernelChoice {
   explicit KernelChoice(Kernels kernels) {
     if (kernels == Kernels::simple) setenv("TESSERA_SIMPLE_KERNELS", "1", 1);
+    if (kernels == Kernels::tensor_cores) setenv("TESSERA_WMMA_KERNELS", "1", 1);
   }
-  ~KernelChoice() { unsetenv("TESSERA_SIMPLE_KERNELS"); }
+  ~KernelChoice() {
+    unsetenv("TESSERA_SIMPLE_KERNELS");
+    unsetenv("TESSERA_WMMA_KERNELS");
+  }
   KernelChoice(const KernelChoice&) = delete;
   KernelChoice& operator=(const KernelChoice&) = delete;
 };
@@ -185,15 +198,15 @@ struct Errors {
 };
 
 template <typename T>
-Errors run_kernels(Kernels kernels, ElementType element, int d, const MaskCase& mask) {
+Errors run_kernels(Kernels kernels, ElementType element, int d, const MaskCase& mask, const Layout& layout = kFourBlocks) {
   const KernelChoice choice(kernels);
-  const Inputs<T> in = make_inputs<T>(d, 11);
-  std::vector<int32_t> document(static_cast<size_t>(kTokens));
-  for (int64_t token = 0; token < kTokens; ++token) document[static_cast<size_t>(token)] = token < 50 ? 0 : token < 130 ? 1 : 2;
-  const Reference ref = reference(in, mask, document);
+  const Inputs<T> in = make_inputs<T>(layout, d, 11);
+  std::vector<int32_t> document(static_cast<size_t>(layout.tokens));
+  for (int64_t token = 0; token < layout.tokens; ++token) document[static_cast<size_t>(token)] = token < 50 ? 0 : token < 130 ? 1 : 2;
+  const Reference ref = reference(layout, in, mask, document);
 
   BlockShape shape;
-  shape.q_rows = kQueryRows;
+  shape.q_rows = layout.q_rows;
   shape.heads = kHeads;
   shape.kv_heads = kKvHeads;
   shape.head_dim = shape.head_dim_v = d;
@@ -207,13 +220,13 @@ Errors run_kernels(Kernels kernels, ElementType element, int d, const MaskCase& 
   mask_args.document_of_token = document.data();
 
   // Forward: O accumulator (O then LSE) starts at O = 0, LSE = -inf; every key block merges in.
-  const size_t row_heads = static_cast<size_t>(kQueryRows * kHeads);
+  const size_t row_heads = static_cast<size_t>(layout.q_rows * kHeads);
   std::vector<float> out(row_heads * static_cast<size_t>(d), 0.0f);
   out.resize(out.size() + row_heads, -std::numeric_limits<float>::infinity());
-  for (size_t b = 0; b < kKeyBlocks.size(); ++b) {
+  for (size_t b = 0; b < layout.key_blocks.size(); ++b) {
     ForwardArgs args;
     args.shape = shape;
-    args.shape.kv_rows = kKeyBlocks[b].second;
+    args.shape.kv_rows = layout.key_blocks[b].second;
     args.mask = mask_args;
     args.element = element;
     args.q = in.q.data();
@@ -236,12 +249,12 @@ Errors run_kernels(Kernels kernels, ElementType element, int d, const MaskCase& 
     stats[row_heads + i] = static_cast<float>(ref.delta[i]);
   }
   std::vector<float> d_q(row_heads * static_cast<size_t>(d), 0.0f);
-  for (size_t b = 0; b < kKeyBlocks.size(); ++b) {
-    const size_t kv_values = static_cast<size_t>(kKeyBlocks[b].second * kKvHeads * d);
+  for (size_t b = 0; b < layout.key_blocks.size(); ++b) {
+    const size_t kv_values = static_cast<size_t>(layout.key_blocks[b].second * kKvHeads * d);
     std::vector<float> d_kv(2 * kv_values, 0.0f);
     BackwardArgs args;
     args.shape = shape;
-    args.shape.kv_rows = kKeyBlocks[b].second;
+    args.shape.kv_rows = layout.key_blocks[b].second;
     args.mask = mask_args;
     args.element = element;
     args.q = in.q.data();
@@ -320,6 +333,81 @@ TEST_CASE("emulated tensor-core kernels match fp64 attention at 16-bit precision
   {
     INFO("fp16, d=64, causal");
     check(run_kernels<__half>(tensor_cores, ElementType::fp16, 64, kMasks[1]), 1e-3, 1e-3);
+  }
+}
+
+namespace {
+// The tensor-core bounds (see above): the output and dV within `output_bound` of their largest
+// value, dQ and dK within `gradient_bound`, the LSE within 1e-5.
+bool within(const Errors& e, double output_bound, double gradient_bound) {
+  return e.out < output_bound && e.lse < 1e-5 && e.d_q < gradient_bound && e.d_k < gradient_bound && e.d_v < output_bound;
+}
+void report(const Errors& e) {
+  UNSCOPED_INFO("errors: out " << e.out << ", lse " << e.lse << ", dq " << e.d_q << ", dk " << e.d_k << ", dv " << e.d_v);
+}
+}  // namespace
+
+TEST_CASE("emulated mma kernels (mma.sync, ldmatrix, cp.async) match fp64 attention at 16-bit precision",
+          "[cuda-emulation][mma]") {
+  // The executor's default for these shapes. Same bounds as the WMMA kernels: P and dS are
+  // rounded to 16 bits before their products.
+  const Kernels mma = Kernels::mma;
+  for (const int d : {64, 128})
+    for (const MaskCase& mask : {kMasks[0], kMasks[1]}) {
+      if (d == 128 && mask.kind == 1) {
+        INFO("fp16, d=128, causal (bf16: the next test case)");
+      } else {
+        INFO("bf16, d=" << d << ", " << mask.name);
+        const Errors bf16 = run_kernels<__nv_bfloat16>(mma, ElementType::bf16, d, mask);
+        report(bf16);
+        CHECK(within(bf16, 6e-3, 8e-3));
+      }
+      INFO("fp16, d=" << d << ", " << mask.name);
+      const Errors fp16 = run_kernels<__half>(mma, ElementType::fp16, d, mask);
+      report(fp16);
+      CHECK(within(fp16, 1e-3, 1e-3));
+    }
+  for (const MaskCase& mask : {kMasks[2], kMasks[3]}) {
+    INFO("bf16, d=64, " << mask.name);
+    const Errors e = run_kernels<__nv_bfloat16>(mma, ElementType::bf16, 64, mask);
+    report(e);
+    CHECK(within(e, 6e-3, 8e-3));
+  }
+}
+
+// One case of the above on its own, for the CI's sanitizer build (which runs a subset of the
+// emulation suite): the largest tiles, partial tiles, skipping and masks.
+TEST_CASE("emulated mma kernels at bf16 d=128 causal", "[cuda-emulation][mma]") {
+  const Errors e = run_kernels<__nv_bfloat16>(Kernels::mma, ElementType::bf16, 128, kMasks[1]);
+  report(e);
+  CHECK(within(e, 6e-3, 8e-3));
+}
+
+TEST_CASE("emulated mma kernels on a block long enough for their cp.async rings to wrap around", "[cuda-emulation][mma]") {
+  const Kernels mma = Kernels::mma;
+  for (const MaskCase& mask : {kMasks[0], kMasks[1]}) {
+    INFO("bf16, d=64, " << mask.name);
+    const Errors d64 = run_kernels<__nv_bfloat16>(mma, ElementType::bf16, 64, mask, kLongBlock);
+    report(d64);
+    CHECK(within(d64, 6e-3, 8e-3));
+    INFO("fp16, d=128, " << mask.name);
+    const Errors d128 = run_kernels<__half>(mma, ElementType::fp16, 128, mask, kLongBlock);
+    report(d128);
+    CHECK(within(d128, 1e-3, 1e-3));
+  }
+}
+
+TEST_CASE("a wrong fragment index or an early cp.async read makes the mma kernels fail (mutations)",
+          "[cuda-emulation][mma][mutation]") {
+  // The kernels pass unmutated (above); each mutation of the emulated layouts (listed in
+  // emulated_warp_matrix.cpp) must push some output past the bounds.
+  for (int mutation = 1; mutation <= 8; ++mutation) {
+    INFO("mutation " << mutation);
+    tessera_emulation::fragment_mutation = mutation;
+    const Errors e = run_kernels<__nv_bfloat16>(Kernels::mma, ElementType::bf16, 64, kMasks[1]);
+    tessera_emulation::fragment_mutation = 0;
+    report(e);
+    CHECK_FALSE(within(e, 6e-3, 8e-3));
   }
 }
 

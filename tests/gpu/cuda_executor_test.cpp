@@ -34,6 +34,14 @@ struct SimpleKernelsForced {
   SimpleKernelsForced& operator=(const SimpleKernelsForced&) = delete;
 };
 
+// Forces the older WMMA tensor-core kernels (instead of the mma.sync ones) while alive.
+struct WmmaKernelsForced {
+  WmmaKernelsForced() { setenv("TESSERA_WMMA_KERNELS", "1", 1); }
+  ~WmmaKernelsForced() { unsetenv("TESSERA_WMMA_KERNELS"); }
+  WmmaKernelsForced(const WmmaKernelsForced&) = delete;
+  WmmaKernelsForced& operator=(const WmmaKernelsForced&) = delete;
+};
+
 Problem problem_of(MaskKind mask, int64_t seq_len, DType dtype) {
   Problem problem;
   problem.seq_len = seq_len;
@@ -113,7 +121,7 @@ TEST_CASE("NCCL transport: one rank per GPU", "[gpu][nccl]") {
   }
 }
 
-TEST_CASE("tensor-core and simple forward kernels agree with the reference", "[gpu]") {
+TEST_CASE("tensor-core (mma.sync and WMMA) and simple forward kernels agree with the reference", "[gpu]") {
   auto gpu = make_executor("cuda", {});
   for (int64_t head_dim : {64, 128})
     for (MaskKind mask : {MaskKind::full, MaskKind::causal, MaskKind::documents}) {
@@ -125,18 +133,23 @@ TEST_CASE("tensor-core and simple forward kernels agree with the reference", "[g
         const SimpleKernelsForced simple_kernels;
         return run(*gpu, "ring", problem, 1, Layout::contiguous, inputs, reference);
       }();
-      const Errors tensor_cores = run(*gpu, "ring", problem, 1, Layout::contiguous, inputs, reference);
+      const Errors wmma = [&] {
+        const WmmaKernelsForced wmma_kernels;
+        return run(*gpu, "ring", problem, 1, Layout::contiguous, inputs, reference);
+      }();
+      const Errors tensor_cores = run(*gpu, "ring", problem, 1, Layout::contiguous, inputs, reference);  // mma.sync
       const Errors distributed = run(*gpu, "mesh", problem, 8, Layout::zigzag, inputs, reference);
       INFO("d=" << head_dim << " " << to_string(mask));
-      // The tensor-core kernel rounds P to bf16 before P V (as FlashAttention does): its error
+      // The tensor-core kernels round P to bf16 before P V (as FlashAttention does): their error
       // may exceed the fp32-P simple kernel's, but stays at bf16's scale.
       CHECK(tensor_cores.out < 2e-2);
+      CHECK(wmma.out < 2e-2);
       CHECK(simple.out < 1e-3);
       CHECK(distributed.out <= kErrorRatioLimit * std::max(tensor_cores.out, kSingleDeviceErrorFloor));
     }
 }
 
-TEST_CASE("tensor-core and simple backward kernels agree with the reference", "[gpu]") {
+TEST_CASE("tensor-core (mma.sync and WMMA) and simple backward kernels agree with the reference", "[gpu]") {
   auto gpu = make_executor("cuda", {});
   auto largest = [](const std::vector<double>& values) {
     double most = 0;
@@ -152,9 +165,15 @@ TEST_CASE("tensor-core and simple backward kernels agree with the reference", "[
         const SimpleKernelsForced simple_kernels;
         return run(*gpu, "ring", problem, 1, Layout::contiguous, inputs, reference);
       }();
-      const Errors tensor_cores = run(*gpu, "ring", problem, 1, Layout::contiguous, inputs, reference);
+      const Errors wmma = [&] {
+        const WmmaKernelsForced wmma_kernels;
+        return run(*gpu, "ring", problem, 1, Layout::contiguous, inputs, reference);
+      }();
+      const Errors tensor_cores = run(*gpu, "ring", problem, 1, Layout::contiguous, inputs, reference);  // mma.sync
       const Errors distributed = run(*gpu, "mesh", problem, 8, Layout::zigzag, inputs, reference);
       INFO("d=" << head_dim << " " << to_string(mask));
+      CHECK(wmma.d_q <= 2e-2 * largest(reference.d_q));
+      CHECK(wmma.d_v <= 2e-2 * largest(reference.d_v));
       // P and dS are rounded to bf16 before their products (as in FlashAttention): the error is
       // at bf16's scale relative to the gradient's size, while the fp32 simple kernel stays
       // near fp32's.

@@ -28,3 +28,5 @@ inline __nv_bfloat16 __float2bfloat16_rn(float value) {
   result.bits = static_cast<uint16_t>(wide >> 16);
   return result;
 }
+
+inline uint16_t __bfloat16_as_ushort(__nv_bfloat16 value) { return value.bits; }

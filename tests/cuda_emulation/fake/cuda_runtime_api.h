@@ -101,12 +101,32 @@ unsigned char* dynamic_shared_memory();
 void sync_block();
 void sync_warp();
 float exchange_in_warp(float value, int from_lane);
+uint64_t exchange_in_warp_64(uint64_t value, int from_lane);
+// The warp-wide tensor-core operations of backend/cuda/warp_mma.cuh, with the fragment layouts
+// of the PTX ISA (emulated_warp_matrix.cpp). Every lane of the warp must call them.
+void mma_m16n8k16(bool bf16, float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
+void ldmatrix(int matrices, bool trans, uint32_t* registers, const void* row_address);
+// cp.async: a copy is only recorded; it lands in shared memory when a wait_group covers it.
+void cp_async_16(void* to, const void* from, bool valid);
+void cp_async_commit();
+void cp_async_wait(int pending);
+// Test-only: a nonzero value makes the emulated fragments deliberately wrong in one place (see
+// emulated_warp_matrix.cpp), so that tests can show they catch such a mistake.
+extern int fragment_mutation;
 }  // namespace tessera_emulation
 
 inline void __syncthreads() { tessera_emulation::sync_block(); }
 inline void __syncwarp(unsigned = 0xffffffffu) { tessera_emulation::sync_warp(); }
 inline float __shfl_xor_sync(unsigned, float value, int lane_mask) {
   return tessera_emulation::exchange_in_warp(value, static_cast<int>(threadIdx.x % 32) ^ lane_mask);
+}
+
+inline long long __shfl_xor_sync(unsigned, long long value, int lane_mask) {
+  return static_cast<long long>(
+      tessera_emulation::exchange_in_warp_64(static_cast<uint64_t>(value), static_cast<int>(threadIdx.x % 32) ^ lane_mask));
+}
+inline unsigned __shfl_xor_sync(unsigned, unsigned value, int lane_mask) {
+  return static_cast<unsigned>(tessera_emulation::exchange_in_warp_64(value, static_cast<int>(threadIdx.x % 32) ^ lane_mask));
 }
 
 float atomicAdd(float* address, float value);
