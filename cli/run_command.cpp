@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "progress_line.hpp"
+#include "tessera/core/progress_line.hpp"
 #include "table.hpp"
 #include "tessera/backend/calibration.hpp"
 #include "tessera/backend/executor.hpp"
@@ -170,13 +170,13 @@ class RunTicker {
  public:
   RunTicker(double predicted_s) : predicted_s_(predicted_s) {
     thread_ = std::thread([this] {
-      ProgressLine line;
+      ProgressLine line(isatty(STDERR_FILENO) != 0 ? &std::cerr : nullptr, 100, "%");
       const auto start = std::chrono::steady_clock::now();
       std::unique_lock<std::mutex> lock(mutex_);
       while (!stop_.wait_for(lock, std::chrono::milliseconds(250), [this] { return done_; })) {
         const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         const int percent = static_cast<int>(std::min(99.0, 100 * elapsed_s / std::max(predicted_s_, 1e-9)));
-        line.update(percent, 100, "running, " + format_duration(elapsed_s) + " of a predicted " + format_seconds(predicted_s_));
+        line.set(static_cast<size_t>(percent), "running, " + format_duration(elapsed_s) + " of a predicted " + format_seconds(predicted_s_));
       }
       line.finish();
     });
@@ -412,14 +412,15 @@ int calibrate(const ProblemFlags& problem_flags, const RunFlags& flags) {
   }
   if (flags.concurrency < 1 || flags.concurrency > 64)
     throw UserError("--concurrency: expected 1 to 64 concurrent blocks, got " + std::to_string(flags.concurrency));
-  ProgressLine progress;
   const bool terminal = isatty(STDERR_FILENO) != 0;
+  ProgressLine progress(terminal ? &std::cerr : nullptr, 0, "steps");
   const backend::ComputeCalibration calibration = backend::calibrate_compute(
       *executor, shape, sides, flags.repeats,
       [&](int done, int total, const std::string& line) {
-        if (terminal)
-          progress.update(done, total, line);
-        else
+        if (terminal) {
+          progress.set_total(static_cast<size_t>(total));
+          progress.set(static_cast<size_t>(done), line);
+        } else
           std::cerr << line << "\n";
       },
       one_device, flags.concurrency);
