@@ -93,29 +93,55 @@ int repeats_for(double warm_up_s, int repeats) {
   return std::max(repeats, static_cast<int>(std::min(200.0, wanted)));
 }
 
+// The summed time of the ops of one kind in one run of `run`.
+double op_time(ScheduleExecutor& executor, const TimingRun& run, OpKind kind) {
+  AttentionTensors tensors = run.inputs;
+  ExecutionRecord record;
+  executor.execute(run.checked, tensors, record);
+  const Schedule& schedule = run.checked.schedule();
+  double seconds = 0;
+  for (size_t index = 0; index < schedule.ops.size(); ++index)
+    if (schedule.ops[index].kind == kind) seconds += record.op_finish_s[index] - record.op_start_s[index];
+  return seconds;
+}
+
 // Median over the timed runs (after one warm-up) of the summed time of the ops of one kind.
 double median_op_time(ScheduleExecutor& executor, const TimingRun& run, OpKind kind, int repeats) {
+  repeats = repeats_for(op_time(executor, run, kind), repeats);  // the first run warms caches (and the GPU)
   std::vector<double> times;
-  for (int repeat = 0; repeat < repeats + 1; ++repeat) {
-    AttentionTensors tensors = run.inputs;
-    ExecutionRecord record;
-    executor.execute(run.checked, tensors, record);
-    const Schedule& schedule = run.checked.schedule();
-    double seconds = 0;
-    for (size_t index = 0; index < schedule.ops.size(); ++index)
-      if (schedule.ops[index].kind == kind) seconds += record.op_finish_s[index] - record.op_start_s[index];
-    if (repeat > 0) times.push_back(seconds);  // the first run warms caches (and the GPU)
-    if (repeat == 0) repeats = repeats_for(seconds, repeats);
-  }
+  for (int repeat = 0; repeat < repeats; ++repeat) times.push_back(op_time(executor, run, kind));
   widest_spread = std::max(widest_spread, spread_of(times));
   return median(times);
 }
 
-// Median time of the compute op of a one-rank schedule over one block of `side` tokens: full,
-// or with `MaskKind::causal` the diagonal block.
-double time_block(ScheduleExecutor& executor, const Problem& problem, int64_t side, Pass pass, int repeats,
-                  MaskKind mask = MaskKind::full) {
-  return median_op_time(executor, timing_run(executor, problem, side, 1, pass, mask), OpKind::compute, repeats);
+// The lower quartile: what the machine does when nothing else takes it. Another process only
+// ever slows a run down, so on a shared machine the median moves with its load, while the
+// quartile stays (and on an idle machine the two agree).
+double lower_quartile(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values.empty() ? 0 : values[values.size() / 4];
+}
+
+// The compute op of a one-rank schedule over one block of `side` tokens: full and diagonal (of
+// a causal mask), forward and backward, timed in turns (after one warm-up each) so that a slow
+// spell of the machine falls on all four alike; the lower quartile of each.
+void time_blocks(ScheduleExecutor& executor, const Problem& problem, BlockMeasurement& block, int repeats) {
+  const int64_t side = block.side_tokens;
+  const TimingRun runs[4] = {timing_run(executor, problem, side, 1, Pass::forward),
+                             timing_run(executor, problem, side, 1, Pass::backward),
+                             timing_run(executor, problem, side, 1, Pass::forward, MaskKind::causal),
+                             timing_run(executor, problem, side, 1, Pass::backward, MaskKind::causal)};
+  double warm_up_s = 0;
+  for (const TimingRun& run : runs) warm_up_s += op_time(executor, run, OpKind::compute);
+  repeats = repeats_for(warm_up_s, repeats);
+  std::vector<double> times[4];
+  for (int repeat = 0; repeat < repeats; ++repeat)
+    for (int kind = 0; kind < 4; ++kind) times[kind].push_back(op_time(executor, runs[kind], OpKind::compute));
+  for (const auto& kind : times) widest_spread = std::max(widest_spread, spread_of(kind));
+  block.forward_s = lower_quartile(times[0]);
+  block.backward_s = lower_quartile(times[1]);
+  block.diagonal_forward_s = lower_quartile(times[2]);
+  block.diagonal_backward_s = lower_quartile(times[3]);
 }
 
 // Merges of a 4-rank ring backward over `side` tokens (the key/value gradients come home): the
@@ -342,8 +368,10 @@ ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& 
   const int64_t heads = shape.heads;
   // Steps: each side's blocks, the merges, each side's transfers, each number of busy devices
   // beyond one, and with one device each concurrency level and the copies.
-  int32_t device_levels = 0;  // n = 2, 3, ... while the executor puts n ranks on n devices (at most 64)
-  while (device_levels < 63 && on_own_devices(executor, device_levels + 2)) ++device_levels;
+  // n = 2, 3, ... busy devices while the executor puts n ranks on n devices, up to 16 (beyond
+  // the curve the simulator goes on at its last average, shared_devices.hpp).
+  int32_t device_levels = 0;
+  while (device_levels < 15 && on_own_devices(executor, device_levels + 2)) ++device_levels;
   const int total = 2 * static_cast<int>(sides.size()) + 1 + device_levels + (one_device ? max_concurrency + 1 : 0);
   int done = 0;
   auto step = [&](const std::string& line) {
@@ -355,11 +383,7 @@ ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& 
     block.side_tokens = side;
     block.flops = 4.0 * static_cast<double>(side) * static_cast<double>(side) * static_cast<double>(shape.head_dim) *
                   static_cast<double>(heads);
-    block.forward_s = time_block(executor, shape, side, Pass::forward, repeats);
-    block.backward_s = time_block(executor, shape, side, Pass::backward, repeats);
-    // The diagonal block of a causal mask: what masked pairs cost the executor.
-    block.diagonal_forward_s = time_block(executor, shape, side, Pass::forward, repeats, MaskKind::causal);
-    block.diagonal_backward_s = time_block(executor, shape, side, Pass::backward, repeats, MaskKind::causal);
+    time_blocks(executor, shape, block, repeats);  // the diagonal blocks say what masked pairs cost
     calibration.blocks.push_back(block);
     step("block " + std::to_string(side) + "x" + std::to_string(side) + ": forward " + std::to_string(block.forward_s * 1e3) +
          " ms, backward " + std::to_string(block.backward_s * 1e3) + " ms; diagonal " +

@@ -42,8 +42,8 @@ struct ComputeCalibration {
   // copies between two ranks on the device (bytes per second of its transfers).
   std::vector<double> concurrency_speedup;
   double copy_bytes_per_s = 0;
-  // Devices sharing the machine (measured where the executor puts n ranks on n devices: the CPU
-  // executor's cores): speedup[n - 1] = n blocks' time alone / the makespan of n ranks on n
+  // Devices sharing the machine (measured where the executor puts n ranks on n devices, n up to
+  // 16: the CPU executor's cores): speedup[n - 1] = n blocks' time alone / the makespan of n ranks on n
   // devices computing one block each. Empty where the executor has one device.
   std::vector<double> devices_speedup;
   // The largest (max - min) / median over the repeats of any one figure timed.
