@@ -29,7 +29,7 @@ TEST_CASE("a calibration file reads back what was written", "[backend][calibrati
   written.hbm_bytes_per_s = 2.1e12;
   written.message = CalibratedMessageCosts{2e-6, std::nullopt, 6e-6};
   written.link = CalibratedLink{3e11, 1e-5};
-  written.sharing = CalibratedSharing{{1, 1.7, 2.2}, 2e10};
+  written.sharing = CalibratedSharing{{1, 1.7, 2.2}, 2e10, {1, 1.4}};
   written.block_model = CalibratedBlockModel{0.12, 0.03, 17};
   written.measured = CalibrationRecord{4, 64, "fp32", {{128, 8.4e6, 1e-5, 3e-5}}, 3.0, 8.4e11, 0.04};
   write_calibration_file(scratch_path("calibration_round_trip.json"), written);
@@ -54,6 +54,7 @@ TEST_CASE("a calibration file reads back what was written", "[backend][calibrati
   REQUIRE(read.sharing.has_value());
   CHECK(read.sharing->concurrency_speedup == std::vector<double>{1, 1.7, 2.2});
   CHECK(read.sharing->copy_bytes_per_s == 2e10);
+  CHECK(read.sharing->devices_speedup == std::vector<double>{1, 1.4});
   REQUIRE(read.block_model.has_value());
   CHECK(read.block_model->forward_masked_pair_cost == 0.12);
   CHECK(read.block_model->backward_masked_pair_cost == 0.03);
@@ -172,6 +173,9 @@ TEST_CASE("a bad sharing object is refused naming the field", "[backend][calibra
   CHECK_THAT(message(R"({"sharing": {"concurrency_speedup": []}})"), Catch::Contains("sharing.concurrency_speedup: expected an array"));
   CHECK_THAT(message(R"({"sharing": {"copy_bytes_per_s": 5}})"), Catch::Contains("sharing.copy_bytes_per_s: expected a number from 1e+06"));
   CHECK_THAT(message(R"({"sharing": {"copies": 5}})"), Catch::Contains("sharing.copies: unknown field"));
+  CHECK_THAT(message(R"({"sharing": {"devices_speedup": [1.5, 2]}})"), Catch::Contains("sharing.devices_speedup[0]: expected 1"));
+  CHECK_THAT(message(R"({"sharing": {"devices_speedup": [1, -1]}})"),
+             Catch::Contains("sharing.devices_speedup[1]: expected a number from 0.001"));
 }
 
 TEST_CASE("a bad block model is refused naming the field", "[backend][calibration]") {

@@ -176,7 +176,14 @@ TEST_CASE("calibrating the CPU executor measures every block size and writes the
   CHECK(file.measured->blocks.size() == 3);
   CHECK(file.measured->dtype == "bf16");
   CHECK(file.measured->spread >= 0);
-  CHECK_FALSE(file.sharing.has_value());  // no one-device executor given: nothing shared was measured
+  // No one-device executor given: no concurrency curve or copies; with more than one core, the
+  // busy-cores curve (the executor puts two ranks on two cores).
+  CHECK(file.sharing.has_value() == (cpu_cores() > 1));
+  if (file.sharing) {
+    CHECK(file.sharing->concurrency_speedup.empty());
+    CHECK_FALSE(file.sharing->copy_bytes_per_s.has_value());
+    CHECK(file.sharing->devices_speedup.size() == static_cast<size_t>(std::min(cpu_cores(), 16)));
+  }
 }
 
 TEST_CASE("calibrating with a one-device executor measures the concurrency curve and copies", "[backend][calibration]") {

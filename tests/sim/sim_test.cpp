@@ -382,15 +382,16 @@ TEST_CASE("a calibrated masked pair cost charges a diagonal block its masked pai
     const double expected = (visible + cost * masked + 256.0 * half) * flops / rate + 1e-6;
     CHECK(sim::op_compute_s(schedule, grid, op, gpu) == Approx(expected).epsilon(1e-12));
   }
-  // A full block: the calibrated model is the efficiency model.
+  // A full forward block: the calibrated model is the efficiency model.
   problem.mask.kind = MaskKind::full;
+  problem.pass = Pass::forward;
   Schedule full = generate_schedule("ring", problem, options);
   BlockGrid full_grid(full.problem, full.layout, 1);
   for (const Op& op : full.ops) {
     if (op.kind != OpKind::compute) continue;
     gpu.block_model.reset();
     const double vendor = sim::op_compute_s(full, full_grid, op, gpu);
-    gpu.masked_pair_cost = sim::GpuProfile::MaskedPairCost{0.1, 0.02};
+    gpu.block_model = sim::GpuProfile::BlockModel{0.1, 0.02, 8};
     CHECK(sim::op_compute_s(full, full_grid, op, gpu) == Approx(vendor).epsilon(1e-12));
   }
 }

@@ -79,8 +79,8 @@ struct CalibrationRecord {
 // throughput of n = 1, 2, ... busy devices together over one busy device's.
 struct CalibratedSharing {
   std::vector<double> concurrency_speedup;  // speedup[k - 1]; speedup[0] = 1
-  std::vector<double> devices_speedup;      // speedup[n - 1]; speedup[0] = 1; empty: independent devices
   std::optional<double> copy_bytes_per_s;
+  std::vector<double> devices_speedup;      // speedup[n - 1]; speedup[0] = 1; empty: independent devices
 };
 
 // Transfers between two ranks as an executor makes them: time = latency + bytes / bandwidth.
