@@ -122,26 +122,34 @@ double lower_quartile(std::vector<double> values) {
   return values.empty() ? 0 : values[values.size() / 4];
 }
 
-// The compute op of a one-rank schedule over one block of `side` tokens: full and diagonal (of
-// a causal mask), forward and backward, timed in turns (after one warm-up each) so that a slow
-// spell of the machine falls on all four alike; the lower quartile of each.
-void time_blocks(ScheduleExecutor& executor, const Problem& problem, BlockMeasurement& block, int repeats) {
-  const int64_t side = block.side_tokens;
-  const TimingRun runs[4] = {timing_run(executor, problem, side, 1, Pass::forward),
-                             timing_run(executor, problem, side, 1, Pass::backward),
-                             timing_run(executor, problem, side, 1, Pass::forward, MaskKind::causal),
-                             timing_run(executor, problem, side, 1, Pass::backward, MaskKind::causal)};
-  double warm_up_s = 0;
-  for (const TimingRun& run : runs) warm_up_s += op_time(executor, run, OpKind::compute);
-  repeats = repeats_for(warm_up_s, repeats);
-  std::vector<double> times[4];
-  for (int repeat = 0; repeat < repeats; ++repeat)
-    for (int kind = 0; kind < 4; ++kind) times[kind].push_back(op_time(executor, runs[kind], OpKind::compute));
-  for (const auto& kind : times) widest_spread = std::max(widest_spread, spread_of(kind));
-  block.forward_s = lower_quartile(times[0]);
-  block.backward_s = lower_quartile(times[1]);
-  block.diagonal_forward_s = lower_quartile(times[2]);
-  block.diagonal_backward_s = lower_quartile(times[3]);
+// The compute op of one-rank schedules over one block of each side: full and diagonal (of a
+// causal mask), forward and backward. Timed in passes, each running every side's four blocks once
+// (after one warm-up pass), so that a slow spell of the machine (another process, a neighbour on
+// the host) falls on every side and kind alike rather than on the ones timed during it; passes go
+// on until `repeats` of them and a second of timing (at most 200). Each figure is the lower
+// quartile of its runs.
+void time_blocks(ScheduleExecutor& executor, const Problem& problem, std::vector<BlockMeasurement>& blocks, int repeats) {
+  std::vector<TimingRun> runs;
+  for (const BlockMeasurement& block : blocks) {
+    const int64_t side = block.side_tokens;
+    runs.push_back(timing_run(executor, problem, side, 1, Pass::forward));
+    runs.push_back(timing_run(executor, problem, side, 1, Pass::backward));
+    runs.push_back(timing_run(executor, problem, side, 1, Pass::forward, MaskKind::causal));
+    runs.push_back(timing_run(executor, problem, side, 1, Pass::backward, MaskKind::causal));
+  }
+  double pass_s = 0;
+  for (const TimingRun& run : runs) pass_s += op_time(executor, run, OpKind::compute);
+  const int passes = std::max(repeats, static_cast<int>(std::min(200.0, std::ceil(1.0 / std::max(pass_s, 1e-9)))));
+  std::vector<std::vector<double>> times(runs.size());
+  for (int pass = 0; pass < passes; ++pass)
+    for (size_t index = 0; index < runs.size(); ++index) times[index].push_back(op_time(executor, runs[index], OpKind::compute));
+  for (const auto& figure : times) widest_spread = std::max(widest_spread, spread_of(figure));
+  for (size_t block = 0; block < blocks.size(); ++block) {
+    blocks[block].forward_s = lower_quartile(times[4 * block]);
+    blocks[block].backward_s = lower_quartile(times[4 * block + 1]);
+    blocks[block].diagonal_forward_s = lower_quartile(times[4 * block + 2]);
+    blocks[block].diagonal_backward_s = lower_quartile(times[4 * block + 3]);
+  }
 }
 
 // Merges of a 4-rank ring backward over `side` tokens (the key/value gradients come home): the
@@ -383,8 +391,11 @@ ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& 
     block.side_tokens = side;
     block.flops = 4.0 * static_cast<double>(side) * static_cast<double>(side) * static_cast<double>(shape.head_dim) *
                   static_cast<double>(heads);
-    time_blocks(executor, shape, block, repeats);  // the diagonal blocks say what masked pairs cost
     calibration.blocks.push_back(block);
+  }
+  time_blocks(executor, shape, calibration.blocks, repeats);  // the diagonal blocks say what masked pairs cost
+  for (const BlockMeasurement& block : calibration.blocks) {
+    const int64_t side = block.side_tokens;
     step("block " + std::to_string(side) + "x" + std::to_string(side) + ": forward " + std::to_string(block.forward_s * 1e3) +
          " ms, backward " + std::to_string(block.backward_s * 1e3) + " ms; diagonal " +
          std::to_string(block.diagonal_forward_s * 1e3) + " ms, " + std::to_string(block.diagonal_backward_s * 1e3) + " ms");
