@@ -130,6 +130,7 @@ Prediction predict(const CheckedSchedule& checked, const HardwareFlags& hardware
     sim::DeviceSharing sharing;
     if (file && file->sharing) {
       sharing.concurrency_speedup = file->sharing->concurrency_speedup;
+      sharing.devices_speedup = file->sharing->devices_speedup;
       sharing.copy_bytes_per_s = file->sharing->copy_bytes_per_s.value_or(0);
     }
     simulation.options.device_sharing = sharing;
@@ -427,7 +428,10 @@ int calibrate(const ProblemFlags& problem_flags, const RunFlags& flags) {
   progress.finish();
   write_calibration_file(flags.calibration, backend::calibration_file(calibration, executor->name(), shape));
   std::cout << "fitted rate " << format_fixed(calibration.peak_flops_per_s / 1e9, 2) << " GFLOP/s, half efficiency at "
-            << format_fixed(calibration.half_efficiency_tokens, 0) << " tokens, overhead "
+            << format_fixed(calibration.half_efficiency_tokens, 0) << " tokens (backward "
+            << format_fixed(calibration.backward_half_efficiency_tokens, 0) << "), masked pairs at "
+            << format_fixed(calibration.masked_pair_cost, 2) << " (backward " << format_fixed(calibration.backward_masked_pair_cost, 2)
+            << ") of a visible one, overhead "
             << format_seconds(calibration.launch_overhead_s) << " per block; backward/forward "
             << format_fixed(calibration.backward_over_forward, 2) << "; merges "
             << format_bytes(calibration.merge_bytes_per_s) << "/s; transfers "
@@ -437,6 +441,10 @@ int calibrate(const ProblemFlags& problem_flags, const RunFlags& flags) {
   if (!calibration.concurrency_speedup.empty()) {
     std::cout << "\nranks sharing a device: throughput of 1.." << calibration.concurrency_speedup.size() << " concurrent blocks";
     for (double speedup : calibration.concurrency_speedup) std::cout << " " << format_fixed(speedup, 2) << "x";
+    if (!calibration.devices_speedup.empty()) {
+      std::cout << "; of 1.." << calibration.devices_speedup.size() << " busy devices";
+      for (double speedup : calibration.devices_speedup) std::cout << " " << format_fixed(speedup, 2) << "x";
+    }
     std::cout << "; copies " << (calibration.copy_bytes_per_s > 0 ? format_bytes(calibration.copy_bytes_per_s) + "/s" : std::string("not measurable"));
   }
   std::cout << "\nspread: every timed figure within " << format_fixed(100 * calibration.spread, 1)

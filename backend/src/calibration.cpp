@@ -6,6 +6,7 @@
 
 #include "tessera/backend/reference.hpp"
 #include "tessera/core/data_size.hpp"
+#include "tessera/core/schedule.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/schedules/checker.hpp"
 #include "tessera/schedules/generators.hpp"
@@ -31,21 +32,15 @@ double spread_of(const std::vector<double>& values) {
 // The calibration's repeatability so far: the widest spread of any figure.
 thread_local double widest_spread = 0;
 
-// A checked ring schedule of full blocks over `side` tokens on `ranks` ranks, with inputs (and,
-// for backward passes, a forward's O and LSE: any consistent values do for timing).
+// A checked schedule to time, with inputs (and, for backward passes, a forward's O and LSE: any
+// consistent values do for timing).
 struct TimingRun {
   schedules::CheckedSchedule checked;
   AttentionTensors inputs;
 };
 
-TimingRun timing_run(const ScheduleExecutor& executor, Problem problem, int64_t side, int32_t ranks, Pass pass) {
-  problem.seq_len = side;
-  problem.mask = Mask{};
-  problem.mask.kind = MaskKind::full;
-  problem.pass = pass;
-  schedules::GeneratorOptions options;
-  options.gpus = ranks;
-  TimingRun run{schedules::generate_checked("ring", problem, options), {}};
+TimingRun with_inputs(const ScheduleExecutor& executor, schedules::CheckedSchedule checked, Pass pass) {
+  TimingRun run{std::move(checked), {}};
   require_ready(executor.can_run(run.checked));
   const Problem& generated = run.checked.schedule().problem;
   run.inputs = random_inputs(generated, 7);
@@ -60,26 +55,101 @@ TimingRun timing_run(const ScheduleExecutor& executor, Problem problem, int64_t 
   return run;
 }
 
-// Median over `repeats` runs (after one warm-up) of the summed time of the ops of one kind.
+// A ring schedule over `side` tokens on `ranks` ranks with the mask `mask` (full: full blocks;
+// causal on one rank: the diagonal block).
+TimingRun timing_run(const ScheduleExecutor& executor, Problem problem, int64_t side, int32_t ranks, Pass pass,
+                     MaskKind mask = MaskKind::full) {
+  problem.seq_len = side;
+  problem.mask = Mask{};
+  problem.mask.kind = mask;
+  problem.pass = pass;
+  schedules::GeneratorOptions options;
+  options.gpus = ranks;
+  return with_inputs(executor, schedules::generate_checked("ring", problem, options), pass);
+}
+
+// `ranks` ranks with one block each and nothing else to do: a documents mask of one document of
+// `side` tokens per rank, so that rank r's block (r, r) (its document's causal diagonal block)
+// is all the work there is, and needs no transfer. Run on one device, the ranks' compute ops
+// are all that shares it: no copies, merges or waits charged to compute.
+TimingRun independent_blocks_run(const ScheduleExecutor& executor, Problem problem, int64_t side, int32_t ranks) {
+  problem.seq_len = side * ranks;
+  problem.mask = Mask{};
+  problem.mask.kind = MaskKind::documents;
+  problem.mask.document_lengths.assign(static_cast<size_t>(ranks), side);
+  problem.pass = Pass::forward;
+  ScheduleBuilder builder("independent blocks", "", problem, Layout::contiguous, ranks);
+  const int32_t stream = builder.stream("compute");
+  for (int32_t rank = 0; rank < ranks; ++rank) builder.compute(rank, Pass::forward, BlockRef{0, rank, rank}, stream);
+  return with_inputs(executor, schedules::check(builder.finish()), Pass::forward);
+}
+
+// Timed runs of a figure whose warm-up run took `warm_up_s`: at least `repeats`, and enough to
+// fill a quarter of a second (at most 200): a scheduler tick of another process lands on one
+// run of a millisecond block in several, and a median of five such runs still moves with it.
+int repeats_for(double warm_up_s, int repeats) {
+  constexpr double kTimedSeconds = 0.25;
+  const double wanted = warm_up_s > 0 ? std::ceil(kTimedSeconds / warm_up_s) : repeats;
+  return std::max(repeats, static_cast<int>(std::min(200.0, wanted)));
+}
+
+// The summed time of the ops of one kind in one run of `run`.
+double op_time(ScheduleExecutor& executor, const TimingRun& run, OpKind kind) {
+  AttentionTensors tensors = run.inputs;
+  ExecutionRecord record;
+  executor.execute(run.checked, tensors, record);
+  const Schedule& schedule = run.checked.schedule();
+  double seconds = 0;
+  for (size_t index = 0; index < schedule.ops.size(); ++index)
+    if (schedule.ops[index].kind == kind) seconds += record.op_finish_s[index] - record.op_start_s[index];
+  return seconds;
+}
+
+// Median over the timed runs (after one warm-up) of the summed time of the ops of one kind.
 double median_op_time(ScheduleExecutor& executor, const TimingRun& run, OpKind kind, int repeats) {
+  repeats = repeats_for(op_time(executor, run, kind), repeats);  // the first run warms caches (and the GPU)
   std::vector<double> times;
-  for (int repeat = 0; repeat < repeats + 1; ++repeat) {
-    AttentionTensors tensors = run.inputs;
-    ExecutionRecord record;
-    executor.execute(run.checked, tensors, record);
-    const Schedule& schedule = run.checked.schedule();
-    double seconds = 0;
-    for (size_t index = 0; index < schedule.ops.size(); ++index)
-      if (schedule.ops[index].kind == kind) seconds += record.op_finish_s[index] - record.op_start_s[index];
-    if (repeat > 0) times.push_back(seconds);  // the first run warms caches (and the GPU)
-  }
+  for (int repeat = 0; repeat < repeats; ++repeat) times.push_back(op_time(executor, run, kind));
   widest_spread = std::max(widest_spread, spread_of(times));
   return median(times);
 }
 
-// Median time of the compute op of a one-rank schedule over one full block of `side` tokens.
-double time_block(ScheduleExecutor& executor, const Problem& problem, int64_t side, Pass pass, int repeats) {
-  return median_op_time(executor, timing_run(executor, problem, side, 1, pass), OpKind::compute, repeats);
+// The lower quartile: what the machine does when nothing else takes it. Another process only
+// ever slows a run down, so on a shared machine the median moves with its load, while the
+// quartile stays (and on an idle machine the two agree).
+double lower_quartile(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values.empty() ? 0 : values[values.size() / 4];
+}
+
+// The compute op of one-rank schedules over one block of each side: full and diagonal (of a
+// causal mask), forward and backward. Timed in passes, each running every side's four blocks once
+// (after one warm-up pass), so that a slow spell of the machine (another process, a neighbour on
+// the host) falls on every side and kind alike rather than on the ones timed during it; passes go
+// on until `repeats` of them and a second of timing (at most 200). Each figure is the lower
+// quartile of its runs.
+void time_blocks(ScheduleExecutor& executor, const Problem& problem, std::vector<BlockMeasurement>& blocks, int repeats) {
+  std::vector<TimingRun> runs;
+  for (const BlockMeasurement& block : blocks) {
+    const int64_t side = block.side_tokens;
+    runs.push_back(timing_run(executor, problem, side, 1, Pass::forward));
+    runs.push_back(timing_run(executor, problem, side, 1, Pass::backward));
+    runs.push_back(timing_run(executor, problem, side, 1, Pass::forward, MaskKind::causal));
+    runs.push_back(timing_run(executor, problem, side, 1, Pass::backward, MaskKind::causal));
+  }
+  double pass_s = 0;
+  for (const TimingRun& run : runs) pass_s += op_time(executor, run, OpKind::compute);
+  const int passes = std::max(repeats, static_cast<int>(std::min(200.0, std::ceil(1.0 / std::max(pass_s, 1e-9)))));
+  std::vector<std::vector<double>> times(runs.size());
+  for (int pass = 0; pass < passes; ++pass)
+    for (size_t index = 0; index < runs.size(); ++index) times[index].push_back(op_time(executor, runs[index], OpKind::compute));
+  for (const auto& figure : times) widest_spread = std::max(widest_spread, spread_of(figure));
+  for (size_t block = 0; block < blocks.size(); ++block) {
+    blocks[block].forward_s = lower_quartile(times[4 * block]);
+    blocks[block].backward_s = lower_quartile(times[4 * block + 1]);
+    blocks[block].diagonal_forward_s = lower_quartile(times[4 * block + 2]);
+    blocks[block].diagonal_backward_s = lower_quartile(times[4 * block + 3]);
+  }
 }
 
 // Merges of a 4-rank ring backward over `side` tokens (the key/value gradients come home): the
@@ -121,20 +191,37 @@ std::vector<std::pair<double, double>> transfer_times(ScheduleExecutor& executor
   return samples;
 }
 
-// Median makespan (after one warm-up) of a run of `run` on `executor`.
-double median_makespan(ScheduleExecutor& executor, const TimingRun& run, int repeats) {
-  std::vector<double> times;
+// Whether `executor` puts `ranks` ranks on as many devices.
+bool on_own_devices(const ScheduleExecutor& executor, int32_t ranks) {
+  std::vector<int32_t> devices = executor.planned_devices(ranks);
+  std::sort(devices.begin(), devices.end());
+  return static_cast<int32_t>(devices.size()) == ranks && std::unique(devices.begin(), devices.end()) - devices.begin() == ranks;
+}
+
+// From the first op's start to the last op's finish: the executor's set-up (rounding inputs,
+// starting threads) is no part of what the ops cost.
+double makespan_of_run(ScheduleExecutor& executor, const TimingRun& run) {
+  AttentionTensors tensors = run.inputs;
+  ExecutionRecord record;
+  executor.execute(run.checked, tensors, record);
+  const double first_start_s = *std::min_element(record.op_start_s.begin(), record.op_start_s.end());
+  return record.makespan_s - first_start_s;
+}
+
+// The throughput of `many` (k ranks, one block each) over that of `one` (one rank, one such
+// block): k x one's makespan / many's. Each timed repeat runs both, one after the other, so that
+// a slow spell of the machine falls on both; the figure is the median of the repeats' ratios.
+double median_speedup(ScheduleExecutor& one_executor, const TimingRun& one, ScheduleExecutor& many_executor,
+                      const TimingRun& many, int k, int repeats) {
+  std::vector<double> ratios;
   for (int repeat = 0; repeat < repeats + 1; ++repeat) {
-    AttentionTensors tensors = run.inputs;
-    ExecutionRecord record;
-    executor.execute(run.checked, tensors, record);
-    // From the first op's start: the executor's set-up (rounding inputs, starting threads) is
-    // no part of what the ops cost.
-    const double first_start_s = *std::min_element(record.op_start_s.begin(), record.op_start_s.end());
-    if (repeat > 0) times.push_back(record.makespan_s - first_start_s);
+    const double one_s = makespan_of_run(one_executor, one);
+    const double many_s = makespan_of_run(many_executor, many);
+    if (repeat == 0) repeats = repeats_for(many_s, repeats);  // the first pair warms up
+    else if (many_s > 0) ratios.push_back(static_cast<double>(k) * one_s / many_s);
   }
-  widest_spread = std::max(widest_spread, spread_of(times));
-  return median(times);
+  widest_spread = std::max(widest_spread, spread_of(ratios));
+  return median(ratios);
 }
 
 }  // namespace
@@ -156,53 +243,117 @@ std::pair<double, double> fit_link(const std::vector<std::pair<double, double>>&
   return {1 / slope, std::max(0.0, intercept)};
 }
 
-ComputeFit fit_compute_model(const std::vector<BlockMeasurement>& blocks) {
-  // Normal equations for t = a F + b F / side + c, with a = 1/R, b = half/R. Each block's
-  // equation is divided by its time, so relative errors count: block times span orders of
-  // magnitude, and unweighted, the largest block would decide everything.
-  double m[3][3] = {}, v[3] = {};
-  for (const auto& block : blocks) {
-    const double weight = 1 / block.forward_s;
-    const double x[3] = {weight * block.flops, weight * block.flops / static_cast<double>(block.side_tokens), weight};
-    for (int i = 0; i < 3; ++i) {
-      v[i] += x[i] * weight * block.forward_s;
-      for (int j = 0; j < 3; ++j) m[i][j] += x[i] * x[j];
+namespace {
+
+// The least-squares p of rows . p = times, each equation divided by its time so that relative
+// errors count: block times span orders of magnitude, and unweighted, the largest block would
+// decide everything. Normal equations, Gaussian elimination with partial pivoting.
+std::vector<double> relative_least_squares(const std::vector<std::vector<double>>& rows, const std::vector<double>& times) {
+  const size_t n = rows.front().size();
+  std::vector<std::vector<double>> m(n, std::vector<double>(n, 0));
+  std::vector<double> v(n, 0);
+  for (size_t row = 0; row < rows.size(); ++row) {
+    const double weight = 1 / times[row];
+    for (size_t i = 0; i < n; ++i) {
+      v[i] += weight * rows[row][i];  // (weight x_i) (weight t)
+      for (size_t j = 0; j < n; ++j) m[i][j] += weight * weight * rows[row][i] * rows[row][j];
     }
   }
-  // Gaussian elimination with partial pivoting (3 x 3).
-  int order[3] = {0, 1, 2};
-  for (int col = 0; col < 3; ++col) {
-    int pivot = col;
-    for (int row = col + 1; row < 3; ++row)
+  for (size_t col = 0; col < n; ++col) {
+    size_t pivot = col;
+    for (size_t row = col + 1; row < n; ++row)
       if (std::abs(m[row][col]) > std::abs(m[pivot][col])) pivot = row;
     std::swap(m[col], m[pivot]);
     std::swap(v[col], v[pivot]);
-    std::swap(order[col], order[pivot]);
     if (std::abs(m[col][col]) < 1e-300) throw std::runtime_error("calibration: the block times do not determine the model");
-    for (int row = col + 1; row < 3; ++row) {
+    for (size_t row = col + 1; row < n; ++row) {
       const double factor = m[row][col] / m[col][col];
-      for (int j = col; j < 3; ++j) m[row][j] -= factor * m[col][j];
+      for (size_t j = col; j < n; ++j) m[row][j] -= factor * m[col][j];
       v[row] -= factor * v[col];
     }
   }
-  double solution[3];
-  for (int row = 2; row >= 0; --row) {
+  std::vector<double> solution(n, 0);
+  for (size_t row = n; row-- > 0;) {
     double sum = v[row];
-    for (int j = row + 1; j < 3; ++j) sum -= m[row][j] * solution[j];
+    for (size_t j = row + 1; j < n; ++j) sum -= m[row][j] * solution[j];
     solution[row] = sum / m[row][row];
   }
+  return solution;
+}
+
+// FLOPs of a block's visible and masked pairs: all of them for a full block, the diagonal
+// block's side (side + 1) / 2 visible and side (side - 1) / 2 masked ones of a causal mask.
+struct BlockFlops {
+  double visible, masked, area, side;
+};
+BlockFlops full_flops(const BlockMeasurement& block, double scale) {
+  const double area = scale * block.flops;
+  return {area, 0, area, static_cast<double>(block.side_tokens)};
+}
+BlockFlops diagonal_flops(const BlockMeasurement& block, double scale) {
+  const double area = scale * block.flops, side = static_cast<double>(block.side_tokens);
+  return {area * (side + 1) / (2 * side), area * (side - 1) / (2 * side), area, side};
+}
+
+}  // namespace
+
+ComputeFit fit_compute_model(const std::vector<BlockMeasurement>& blocks) {
+  // Forward: t = F(visible) / R + mu F(masked) / R + F(area) half / (R side) + overhead, linear
+  // in (1/R, mu/R, half/R, overhead); without diagonal blocks mu is not measured (0).
+  const bool diagonals = std::all_of(blocks.begin(), blocks.end(), [](const auto& block) { return block.diagonal_forward_s > 0; });
+  std::vector<std::vector<double>> rows;
+  std::vector<double> times;
+  auto add = [&](const BlockFlops& f, double seconds) {
+    rows.push_back(diagonals ? std::vector<double>{f.visible, f.masked, f.area / f.side, 1}
+                             : std::vector<double>{f.visible, f.area / f.side, 1});
+    times.push_back(seconds);
+  };
+  for (const auto& block : blocks) {
+    add(full_flops(block, 1), block.forward_s);
+    if (diagonals) add(diagonal_flops(block, 1), block.diagonal_forward_s);
+  }
+  const std::vector<double> p = relative_least_squares(rows, times);
+  double a = p[0];
+  const double mu_a = diagonals ? p[1] : 0, b = p[diagonals ? 2 : 1], c = p[diagonals ? 3 : 2];
   ComputeFit fit;
-  double a = solution[0], b = std::max(0.0, solution[1]), c = std::max(0.0, solution[2]);
   if (!(a > 0)) {
     // Degenerate (noise): fall back to the largest block's rate with no size effect.
     const auto& largest = *std::max_element(blocks.begin(), blocks.end(),
                                             [](const auto& x, const auto& y) { return x.side_tokens < y.side_tokens; });
     a = largest.forward_s / largest.flops;
-    b = 0;
+    fit.rate_flops_per_s = 1 / a;
+    return fit;
   }
   fit.rate_flops_per_s = 1 / a;
-  fit.half_efficiency_tokens = b / a;
-  fit.overhead_s = c;
+  fit.masked_pair_cost = std::max(0.0, mu_a / a);
+  fit.half_efficiency_tokens = std::max(0.0, b / a);
+  fit.overhead_s = std::max(0.0, c);
+  // Backward: the same overhead, its own rate (R x ratio, FLOPs 2.5x forward's), masked cost and
+  // per-row work: t - overhead = [F(visible) + mu' F(masked) + F(area) half' / side] / (R ratio),
+  // linear in (1/ratio, mu'/ratio, half'/ratio) (without diagonal blocks, mu' is not fitted).
+  const bool backward = std::all_of(blocks.begin(), blocks.end(), [](const auto& block) { return block.backward_s > 0; });
+  if (!backward) return fit;
+  const bool backward_diagonals =
+      std::all_of(blocks.begin(), blocks.end(), [](const auto& block) { return block.diagonal_backward_s > 0; });
+  rows.clear();
+  times.clear();
+  auto add_backward = [&](const BlockFlops& f, double seconds) {
+    const double r = fit.rate_flops_per_s;
+    rows.push_back(backward_diagonals ? std::vector<double>{f.visible / r, f.masked / r, f.area / f.side / r}
+                                      : std::vector<double>{f.visible / r, f.area / f.side / r});
+    // Floored at a tenth of the time: an overhead close to a block's whole time leaves noise.
+    times.push_back(std::max(seconds - fit.overhead_s, 0.1 * seconds));
+  };
+  for (const auto& block : blocks) {
+    add_backward(full_flops(block, 2.5), block.backward_s);
+    if (backward_diagonals) add_backward(diagonal_flops(block, 2.5), block.diagonal_backward_s);
+  }
+  const std::vector<double> q = relative_least_squares(rows, times);
+  if (q[0] > 0) {
+    fit.backward_rate_ratio = 1 / q[0];
+    fit.backward_masked_pair_cost = backward_diagonals ? std::max(0.0, q[1] / q[0]) : 0;
+    fit.backward_half_efficiency_tokens = std::max(0.0, q[backward_diagonals ? 2 : 1] / q[0]);
+  }
   return fit;
 }
 
@@ -223,9 +374,13 @@ ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& 
   ComputeCalibration calibration;
   widest_spread = 0;
   const int64_t heads = shape.heads;
-  // Steps: each side's blocks, the merges, each side's transfers, and with one device each
-  // concurrency level and the copies.
-  const int total = 2 * static_cast<int>(sides.size()) + 1 + (one_device ? max_concurrency + 1 : 0);
+  // Steps: each side's blocks, the merges, each side's transfers, each number of busy devices
+  // beyond one, and with one device each concurrency level and the copies.
+  // n = 2, 3, ... busy devices while the executor puts n ranks on n devices, up to 16 (beyond
+  // the curve the simulator goes on at its last average, shared_devices.hpp).
+  int32_t device_levels = 0;
+  while (device_levels < 15 && on_own_devices(executor, device_levels + 2)) ++device_levels;
+  const int total = 2 * static_cast<int>(sides.size()) + 1 + device_levels + (one_device ? max_concurrency + 1 : 0);
   int done = 0;
   auto step = [&](const std::string& line) {
     ++done;
@@ -236,20 +391,26 @@ ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& 
     block.side_tokens = side;
     block.flops = 4.0 * static_cast<double>(side) * static_cast<double>(side) * static_cast<double>(shape.head_dim) *
                   static_cast<double>(heads);
-    block.forward_s = time_block(executor, shape, side, Pass::forward, repeats);
-    block.backward_s = time_block(executor, shape, side, Pass::backward, repeats);
     calibration.blocks.push_back(block);
+  }
+  time_blocks(executor, shape, calibration.blocks, repeats);  // the diagonal blocks say what masked pairs cost
+  for (const BlockMeasurement& block : calibration.blocks) {
+    const int64_t side = block.side_tokens;
     step("block " + std::to_string(side) + "x" + std::to_string(side) + ": forward " + std::to_string(block.forward_s * 1e3) +
-         " ms, backward " + std::to_string(block.backward_s * 1e3) + " ms");
+         " ms, backward " + std::to_string(block.backward_s * 1e3) + " ms; diagonal " +
+         std::to_string(block.diagonal_forward_s * 1e3) + " ms, " + std::to_string(block.diagonal_backward_s * 1e3) + " ms");
   }
   const ComputeFit fit = fit_compute_model(calibration.blocks);
   calibration.peak_flops_per_s = fit.rate_flops_per_s;
   calibration.half_efficiency_tokens = std::max(1.0, fit.half_efficiency_tokens);
   calibration.launch_overhead_s = std::max(1e-9, fit.overhead_s);
+  calibration.masked_pair_cost = fit.masked_pair_cost;
+  calibration.backward_masked_pair_cost = fit.backward_masked_pair_cost;
+  calibration.backward_half_efficiency_tokens = fit.backward_half_efficiency_tokens;
   const BlockMeasurement& largest = calibration.blocks.back();
   calibration.backward_over_forward = largest.backward_s / largest.forward_s;
   calibration.largest_block_flops_per_s = largest.flops / largest.forward_s;
-  calibration.backward_rate_ratio = 2.5 / calibration.backward_over_forward;
+  calibration.backward_rate_ratio = fit.backward_rate_ratio;
   calibration.merge_bytes_per_s = merge_rate(executor, shape, largest.side_tokens, repeats);
   step("merges: " + std::to_string(calibration.merge_bytes_per_s / 1e9) + " GB/s");
   std::vector<std::pair<double, double>> transfers;
@@ -259,18 +420,33 @@ ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& 
     step("transfers of a " + std::to_string(side) + "-token chunk");
   }
   std::tie(calibration.link_bytes_per_s, calibration.link_latency_s) = fit_link(transfers);
+  // Devices sharing the machine: n ranks, each on a device of its own (where the executor puts
+  // them so) and each computing one block, against one such block alone. CPU cores may share a
+  // physical core (SMT), its caches, memory bandwidth or power budget, so that two busy cores
+  // deliver less than twice one's throughput.
+  const int64_t middle_side = sides[sides.size() / 2];
+  if (device_levels > 0) {
+    const TimingRun alone = independent_blocks_run(executor, shape, middle_side, 1);
+    calibration.devices_speedup.push_back(1);
+    for (int32_t n = 2; n <= device_levels + 1; ++n) {
+      const double speedup =
+          median_speedup(executor, alone, executor, independent_blocks_run(executor, shape, middle_side, n), n, repeats);
+      calibration.devices_speedup.push_back(std::clamp(speedup, 1e-3, 1e6));
+      step("devices " + std::to_string(n) + " busy: " + std::to_string(speedup) + "x one device's throughput");
+    }
+  }
   if (one_device) {
-    // The concurrency curve: k ranks of a forward ring over k x side tokens, all on one device,
-    // compute k^2 full blocks; alone each takes the block's time, so the device delivered
-    // k^2 x block / makespan blocks' worth per block time. The middle side: large enough that a
-    // block's own overhead is small, small enough that 16 of them stay quick.
+    // The concurrency curve: k ranks on one device, each computing one block of its own and
+    // nothing else (no copies, merges or waits: the simulator charges those apart), against one
+    // such block alone. The middle side: large enough that a block's own overhead is small,
+    // small enough that a few of them stay quick.
     const int64_t side = sides[sides.size() / 2];
-    const double block_s = median_makespan(*one_device, timing_run(*one_device, shape, side, 1, Pass::forward), repeats);
+    const TimingRun alone = independent_blocks_run(*one_device, shape, side, 1);
     calibration.concurrency_speedup.push_back(1);
-    step("concurrency 1: one " + std::to_string(side) + "-token block in " + std::to_string(block_s * 1e3) + " ms");
+    step("concurrency 1: one " + std::to_string(side) + "-token block");
     for (int k = 2; k <= max_concurrency; ++k) {
-      const double makespan_s = median_makespan(*one_device, timing_run(*one_device, shape, k * side, k, Pass::forward), repeats);
-      const double speedup = static_cast<double>(k * k) * block_s / makespan_s;
+      const double speedup =
+          median_speedup(*one_device, alone, *one_device, independent_blocks_run(*one_device, shape, side, k), k, repeats);
       calibration.concurrency_speedup.push_back(std::clamp(speedup, 1e-3, 1e6));
       step("concurrency " + std::to_string(k) + ": " + std::to_string(speedup) + "x one block's throughput");
     }
@@ -296,6 +472,10 @@ CalibrationFile calibration_file(const ComputeCalibration& calibration, const st
   file.half_efficiency_tokens = calibration.half_efficiency_tokens;
   file.launch_overhead_s = calibration.launch_overhead_s;
   file.backward_rate_ratio = calibration.backward_rate_ratio;
+  // Measured on diagonal blocks: a file without them keeps the visible-pairs model.
+  if (std::all_of(calibration.blocks.begin(), calibration.blocks.end(), [](const auto& block) { return block.diagonal_forward_s > 0; }))
+    file.block_model = CalibratedBlockModel{calibration.masked_pair_cost, calibration.backward_masked_pair_cost,
+                                            calibration.backward_half_efficiency_tokens};
   if (calibration.merge_bytes_per_s > 0) file.hbm_bytes_per_s = calibration.merge_bytes_per_s;
   // Not part of the GPU profile: `tessera validate` uses it for its uniform network.
   if (calibration.link_bytes_per_s > 0) file.link = CalibratedLink{calibration.link_bytes_per_s, calibration.link_latency_s};
@@ -308,9 +488,10 @@ CalibrationFile calibration_file(const ComputeCalibration& calibration, const st
   measured.largest_block_flops_per_s = calibration.largest_block_flops_per_s;
   measured.spread = calibration.spread;
   file.measured = measured;
-  if (!calibration.concurrency_speedup.empty() || calibration.copy_bytes_per_s > 0) {
+  if (!calibration.concurrency_speedup.empty() || !calibration.devices_speedup.empty() || calibration.copy_bytes_per_s > 0) {
     CalibratedSharing sharing;
     sharing.concurrency_speedup = calibration.concurrency_speedup;
+    sharing.devices_speedup = calibration.devices_speedup;
     // Within the file's range (1e6 to 1e15 B/s), or left out: a copy too fast to time is free.
     if (calibration.copy_bytes_per_s >= 1e6 && calibration.copy_bytes_per_s <= 1e15) sharing.copy_bytes_per_s = calibration.copy_bytes_per_s;
     file.sharing = sharing;

@@ -36,6 +36,8 @@ constexpr Range kBytesPerS{1e6, 1e15};
 constexpr Range kEfficiency{1e-3, 1.0};
 constexpr Range kHalfEfficiencyTokens{0, 1e6, false};
 constexpr Range kRateRatio{1e-3, 1e3};
+constexpr Range kMaskedPairCost{0, 1e3};
+constexpr Range kBackwardHalfTokens{0, 1e6};
 constexpr Range kSeconds{0, 1.0};  // below one second: a launch or a message that takes longer is no measurement
 constexpr Range kFittedLatencyS{-1.0, 1.0};  // a fit may land a little below zero (read as 0)
 
@@ -97,20 +99,35 @@ CalibratedLink read_link(const JsonReader& reader, const json& link, const std::
   return {bytes_per_s, std::max(0.0, latency_s)};
 }
 
+CalibratedBlockModel read_block_model(const JsonReader& reader, const json& model) {
+  const std::string name = "block_model";
+  reader.object(model, name);
+  require_known_keys(reader, model, name,
+                     {"forward_masked_pair_cost", "backward_masked_pair_cost", "backward_half_efficiency_tokens"});
+  auto field = [&](const char* key, const Range& range) {
+    return in_range(reader, reader.field(model, name, key), name + "." + key, range);
+  };
+  return {field("forward_masked_pair_cost", kMaskedPairCost), field("backward_masked_pair_cost", kMaskedPairCost),
+          field("backward_half_efficiency_tokens", kBackwardHalfTokens)};
+}
+
 CalibratedSharing read_sharing(const JsonReader& reader, const json& sharing) {
   reader.object(sharing, "sharing");
-  require_known_keys(reader, sharing, "sharing", {"concurrency_speedup", "copy_bytes_per_s"});
+  require_known_keys(reader, sharing, "sharing", {"concurrency_speedup", "devices_speedup", "copy_bytes_per_s"});
   CalibratedSharing result;
-  if (JsonReader::has(sharing, "concurrency_speedup")) {
-    const json& curve = sharing.at("concurrency_speedup");
-    const std::string path = "sharing.concurrency_speedup";
+  // A speedup curve: 1 to 64 values, each 1e-3 to 1e6, the first 1.
+  auto curve_of = [&](const std::string& key, const std::string& meaning, std::vector<double>& into) {
+    if (!JsonReader::has(sharing, key)) return;
+    const json& curve = sharing.at(key);
+    const std::string path = "sharing." + key;
     if (!curve.is_array() || curve.empty() || curve.size() > 64)
-      reader.fail(path, "expected an array of 1 to 64 numbers (throughput of k concurrent blocks over one block's)");
+      reader.fail(path, "expected an array of 1 to 64 numbers (throughput of k " + meaning + " over one's)");
     constexpr Range kSpeedup{1e-3, 1e6};
-    for (size_t k = 0; k < curve.size(); ++k)
-      result.concurrency_speedup.push_back(in_range(reader, curve[k], path + "[" + std::to_string(k) + "]", kSpeedup));
-    if (result.concurrency_speedup[0] != 1) reader.fail(path + "[0]", "expected 1 (one block's throughput over itself)");
-  }
+    for (size_t k = 0; k < curve.size(); ++k) into.push_back(in_range(reader, curve[k], path + "[" + std::to_string(k) + "]", kSpeedup));
+    if (into[0] != 1) reader.fail(path + "[0]", "expected 1 (one's throughput over itself)");
+  };
+  curve_of("concurrency_speedup", "concurrent blocks", result.concurrency_speedup);
+  curve_of("devices_speedup", "busy devices", result.devices_speedup);
   read_optional(reader, sharing, "sharing", "copy_bytes_per_s", kBytesPerS, result.copy_bytes_per_s);
   return result;
 }
@@ -119,7 +136,8 @@ nlohmann::json record_json(const CalibrationRecord& record) {
   nlohmann::json blocks = nlohmann::json::array();
   for (const MeasuredBlock& block : record.blocks)
     blocks.push_back({{"side_tokens", block.side_tokens}, {"flops", block.flops}, {"forward_s", block.forward_s},
-                      {"backward_s", block.backward_s}});
+                      {"backward_s", block.backward_s}, {"diagonal_forward_s", block.diagonal_forward_s},
+                      {"diagonal_backward_s", block.diagonal_backward_s}});
   return {{"heads", record.heads},
           {"head_dim", record.head_dim},
           {"dtype", record.dtype},
@@ -136,7 +154,7 @@ CalibrationFile calibration_from_json(const json& document, const std::string& s
   require_known_keys(reader, document, "",
                      {"gpu", "device", "peak_flops_per_s_16bit", "peak_flops_per_s_fp32", "hbm_bytes_per_s",
                       "max_efficiency", "half_efficiency_tokens", "launch_overhead_s", "backward_rate_ratio",
-                      "message", "link", "intra_node_link", "inter_node_link", "sharing", "measured"});
+                      "block_model", "message", "link", "intra_node_link", "inter_node_link", "sharing", "measured"});
   CalibrationFile file;
   if (JsonReader::has(document, "gpu")) {
     const json& gpu = document.at("gpu");
@@ -155,6 +173,7 @@ CalibrationFile calibration_from_json(const json& document, const std::string& s
   read_optional(reader, document, "", "half_efficiency_tokens", kHalfEfficiencyTokens, file.half_efficiency_tokens);
   read_optional(reader, document, "", "launch_overhead_s", kSeconds, file.launch_overhead_s);
   read_optional(reader, document, "", "backward_rate_ratio", kRateRatio, file.backward_rate_ratio);
+  if (JsonReader::has(document, "block_model")) file.block_model = read_block_model(reader, document.at("block_model"));
   if (JsonReader::has(document, "message")) file.message = read_message(reader, document.at("message"));
   if (JsonReader::has(document, "link")) file.link = read_link(reader, document.at("link"));
   for (const auto& [key, target] : {std::pair{"intra_node_link", &file.intra_node_link},
@@ -184,6 +203,10 @@ void write_calibration_file(const std::string& path, const CalibrationFile& file
   number("half_efficiency_tokens", file.half_efficiency_tokens);
   number("launch_overhead_s", file.launch_overhead_s);
   number("backward_rate_ratio", file.backward_rate_ratio);
+  if (file.block_model)
+    json["block_model"] = {{"forward_masked_pair_cost", file.block_model->forward_masked_pair_cost},
+                           {"backward_masked_pair_cost", file.block_model->backward_masked_pair_cost},
+                           {"backward_half_efficiency_tokens", file.block_model->backward_half_efficiency_tokens}};
   if (file.message) {
     nlohmann::json message = nlohmann::json::object();
     if (file.message->overhead_s) message["overhead_s"] = *file.message->overhead_s;
@@ -197,6 +220,7 @@ void write_calibration_file(const std::string& path, const CalibrationFile& file
   if (file.sharing) {
     nlohmann::json sharing = nlohmann::json::object();
     if (!file.sharing->concurrency_speedup.empty()) sharing["concurrency_speedup"] = file.sharing->concurrency_speedup;
+    if (!file.sharing->devices_speedup.empty()) sharing["devices_speedup"] = file.sharing->devices_speedup;
     if (file.sharing->copy_bytes_per_s) sharing["copy_bytes_per_s"] = *file.sharing->copy_bytes_per_s;
     json["sharing"] = sharing;
   }

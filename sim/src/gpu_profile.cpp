@@ -12,6 +12,21 @@ double GpuProfile::efficiency(double query_tokens, double key_tokens) const {
   return max_efficiency * side / (side + half_efficiency_tokens);
 }
 
+double block_compute_s(const GpuProfile& gpu, DType dtype, Pass pass, double query_tokens, double key_tokens,
+                       double visible_flops, double area_flops) {
+  const double peak = gpu.peak_flops_per_s(dtype);
+  const double rate = pass == Pass::backward ? gpu.backward_rate_ratio : 1.0;
+  if (!gpu.block_model) return visible_flops / (peak * gpu.efficiency(query_tokens, key_tokens) * rate) + gpu.launch_overhead_s;
+  const double side = std::sqrt(std::max(0.0, query_tokens * key_tokens));
+  const bool backward = pass == Pass::backward;
+  const GpuProfile::BlockModel& model = *gpu.block_model;
+  const double masked_cost = backward ? model.backward_masked_pair_cost : model.forward_masked_pair_cost;
+  const double half = backward ? model.backward_half_efficiency_tokens : gpu.half_efficiency_tokens;
+  const double pair_flops = visible_flops + masked_cost * std::max(0.0, area_flops - visible_flops);
+  const double row_flops = side > 0 ? area_flops * half / side : 0;
+  return (pair_flops + row_flops) / (peak * gpu.max_efficiency * rate) + gpu.launch_overhead_s;
+}
+
 std::vector<GpuProfile> gpu_profiles() {
   // The vendor figures from the table; the efficiency curve and launch cost are the defaults'.
   std::vector<GpuProfile> profiles;
@@ -61,6 +76,9 @@ GpuProfile read_calibration(const std::string& path) {
   replace(file.half_efficiency_tokens, profile.half_efficiency_tokens);
   replace(file.launch_overhead_s, profile.launch_overhead_s);
   replace(file.backward_rate_ratio, profile.backward_rate_ratio);
+  if (file.block_model)
+    profile.block_model = GpuProfile::BlockModel{file.block_model->forward_masked_pair_cost, file.block_model->backward_masked_pair_cost,
+                                                 file.block_model->backward_half_efficiency_tokens};
   profile.name += " (calibrated)";
   return profile;
 }

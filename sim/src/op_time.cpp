@@ -13,16 +13,16 @@ double op_compute_s(const Schedule& schedule, const BlockGrid& grid, const Op& o
     return 3.0 * static_cast<double>(bytes) / gpu.hbm_bytes_per_s;  // read both partials, write the sum
   }
   const double heads = static_cast<double>(query_heads_per_group(problem, schedule.head_groups) * problem.batch);
-  const double peak = gpu.peak_flops_per_s(problem.dtype);
+  auto flops = [&](double pairs) {
+    return heads * (op.pass == Pass::forward ? forward_flops_per_head(problem, pairs) : backward_flops_per_head(problem, pairs));
+  };
   double seconds = 0;
   for (const auto& block : schedule.blocks_of(op)) {
-    double pairs = static_cast<double>(grid.pairs(block.q_chunk, block.kv_chunk));
-    double flops = heads * (op.pass == Pass::forward ? forward_flops_per_head(problem, pairs)
-                                                     : backward_flops_per_head(problem, pairs));
-    double efficiency = gpu.efficiency(static_cast<double>(grid.chunk_tokens(block.q_chunk)),
-                                       static_cast<double>(grid.chunk_tokens(block.kv_chunk)));
-    const double rate = op.pass == Pass::forward ? 1.0 : gpu.backward_rate_ratio;
-    seconds += flops / (peak * efficiency * rate) + gpu.launch_overhead_s;
+    const auto query_tokens = static_cast<double>(grid.chunk_tokens(block.q_chunk));
+    const auto key_tokens = static_cast<double>(grid.chunk_tokens(block.kv_chunk));
+    seconds += block_compute_s(gpu, problem.dtype, op.pass, query_tokens, key_tokens,
+                               flops(static_cast<double>(grid.pairs(block.q_chunk, block.kv_chunk))),
+                               flops(query_tokens * key_tokens));
   }
   return seconds;
 }

@@ -13,12 +13,22 @@ double DeviceSharing::speedup(int64_t concurrent) const {
   return concurrency_speedup[at - 1];
 }
 
+double DeviceSharing::devices(int64_t busy) const {
+  if (devices_speedup.empty() || busy < 1) return static_cast<double>(std::max<int64_t>(busy, 1));
+  const auto at = static_cast<size_t>(std::min<int64_t>(busy, static_cast<int64_t>(devices_speedup.size())));
+  // Beyond the curve each further device adds what the last measured one did on average.
+  const double last = devices_speedup[at - 1];
+  return busy <= static_cast<int64_t>(devices_speedup.size()) ? last : last * static_cast<double>(busy) / static_cast<double>(at);
+}
+
 SharedDevices::SharedDevices(int32_t devices, DeviceSharing sharing)
     : sharing_(std::move(sharing)), devices_(static_cast<size_t>(std::max(0, devices))) {}
 
 double SharedDevices::rate(const Device& device) const {
   const auto k = static_cast<int64_t>(device.jobs.size());
-  return k == 0 ? 0 : sharing_.speedup(k) / static_cast<double>(k);
+  if (k == 0) return 0;
+  const double per_device = sharing_.devices_speedup.empty() ? 1 : sharing_.devices(busy_) / static_cast<double>(busy_);
+  return per_device * sharing_.speedup(k) / static_cast<double>(k);
 }
 
 // Every job on the device has progressed at the shared rate since the last change.
@@ -37,9 +47,18 @@ void SharedDevices::reschedule(int32_t index) {
   completions_.push(Completion{device.updated_s + least_s / rate(device), index, device.version});
 }
 
+void SharedDevices::set_busy(int64_t busy, double now_s) {
+  for (Device& device : devices_) advance(device, now_s);
+  busy_ = busy;
+  // Every device: a busy one's finish moves, an idle one's stale prediction must go.
+  for (size_t index = 0; index < devices_.size(); ++index) reschedule(static_cast<int32_t>(index));
+}
+
 void SharedDevices::start(int32_t index, double work_s, uint32_t tag, double now_s) {
   Device& device = devices_.at(static_cast<size_t>(index));
+  if (device.jobs.empty() && !sharing_.devices_speedup.empty()) set_busy(busy_ + 1, now_s);
   advance(device, now_s);
+  if (device.jobs.empty()) busy_ += sharing_.devices_speedup.empty() ? 1 : 0;
   device.jobs.push_back(Job{work_s, tag, sequence_++});
   reschedule(index);
 }
@@ -63,6 +82,13 @@ uint32_t SharedDevices::finish(int32_t index, double now_s) {
   });
   const uint32_t tag = done->tag;
   device.jobs.erase(done);
+  if (device.jobs.empty()) {
+    if (!sharing_.devices_speedup.empty()) {
+      set_busy(busy_ - 1, now_s);
+      return tag;
+    }
+    --busy_;
+  }
   reschedule(index);
   return tag;
 }

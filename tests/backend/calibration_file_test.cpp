@@ -29,7 +29,8 @@ TEST_CASE("a calibration file reads back what was written", "[backend][calibrati
   written.hbm_bytes_per_s = 2.1e12;
   written.message = CalibratedMessageCosts{2e-6, std::nullopt, 6e-6};
   written.link = CalibratedLink{3e11, 1e-5};
-  written.sharing = CalibratedSharing{{1, 1.7, 2.2}, 2e10};
+  written.sharing = CalibratedSharing{{1, 1.7, 2.2}, 2e10, {1, 1.4}};
+  written.block_model = CalibratedBlockModel{0.12, 0.03, 17};
   written.measured = CalibrationRecord{4, 64, "fp32", {{128, 8.4e6, 1e-5, 3e-5}}, 3.0, 8.4e11, 0.04};
   write_calibration_file(scratch_path("calibration_round_trip.json"), written);
 
@@ -53,6 +54,11 @@ TEST_CASE("a calibration file reads back what was written", "[backend][calibrati
   REQUIRE(read.sharing.has_value());
   CHECK(read.sharing->concurrency_speedup == std::vector<double>{1, 1.7, 2.2});
   CHECK(read.sharing->copy_bytes_per_s == 2e10);
+  CHECK(read.sharing->devices_speedup == std::vector<double>{1, 1.4});
+  REQUIRE(read.block_model.has_value());
+  CHECK(read.block_model->forward_masked_pair_cost == 0.12);
+  CHECK(read.block_model->backward_masked_pair_cost == 0.03);
+  CHECK(read.block_model->backward_half_efficiency_tokens == 17);
   CHECK_FALSE(read.measured.has_value());  // for the record only
 
   // The record is in the file, under the names a reader of the JSON sees.
@@ -167,6 +173,31 @@ TEST_CASE("a bad sharing object is refused naming the field", "[backend][calibra
   CHECK_THAT(message(R"({"sharing": {"concurrency_speedup": []}})"), Catch::Contains("sharing.concurrency_speedup: expected an array"));
   CHECK_THAT(message(R"({"sharing": {"copy_bytes_per_s": 5}})"), Catch::Contains("sharing.copy_bytes_per_s: expected a number from 1e+06"));
   CHECK_THAT(message(R"({"sharing": {"copies": 5}})"), Catch::Contains("sharing.copies: unknown field"));
+  CHECK_THAT(message(R"({"sharing": {"devices_speedup": [1.5, 2]}})"), Catch::Contains("sharing.devices_speedup[0]: expected 1"));
+  CHECK_THAT(message(R"({"sharing": {"devices_speedup": [1, -1]}})"),
+             Catch::Contains("sharing.devices_speedup[1]: expected a number from 0.001"));
+}
+
+TEST_CASE("a bad block model is refused naming the field", "[backend][calibration]") {
+  auto message = [](const std::string& text) {
+    write_text(scratch_path("calibration_block_model.json"), text);
+    try {
+      read_calibration_file(scratch_path("calibration_block_model.json"));
+    } catch (const UserError& error) {
+      return std::string(error.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string costs = R"("forward_masked_pair_cost": 0.1, "backward_masked_pair_cost": 0.2)";
+  CHECK_THAT(message(R"({"block_model": {"forward_masked_pair_cost": -0.1, "backward_masked_pair_cost": 0, "backward_half_efficiency_tokens": 0}})"),
+             Catch::Contains("block_model.forward_masked_pair_cost: expected a number from 0 to 1000, got -0.1"));
+  CHECK_THAT(message(R"({"block_model": {)" + costs + "}}"), Catch::Contains("block_model.backward_half_efficiency_tokens: missing"));
+  CHECK_THAT(message(R"({"block_model": {)" + costs + R"(, "backward_half_efficiency_tokens": 2e6}})"),
+             Catch::Contains("block_model.backward_half_efficiency_tokens: expected a number from 0 to 1e+06, got 2e+06"));
+  CHECK_THAT(message(R"({"block_model": {)" + costs + R"(, "backward_half_efficiency_tokens": 0, "sideways": 1}})"),
+             Catch::Contains("block_model.sideways: unknown field"));
+  CHECK_THAT(message(R"({"block_model": 0.1})"), Catch::Contains("block_model: expected a JSON object"));
+  CHECK(message(R"({"block_model": {)" + costs + R"(, "backward_half_efficiency_tokens": 0}})") == "accepted");
 }
 
 TEST_CASE("calibration figures at the edges of their ranges are read", "[backend][calibration]") {

@@ -2,6 +2,7 @@
 // executor relies on, checked on every machine.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -117,6 +118,45 @@ TEST_CASE("the compute model fit recovers known parameters", "[backend][calibrat
   CHECK(fit.overhead_s == Approx(overhead).epsilon(1e-4));
 }
 
+TEST_CASE("the compute model fit recovers the masked pair costs and the backward rate from diagonal blocks",
+          "[backend][calibration]") {
+  // Times made by hand from the model: a block of side s has F = 4 s^2 d H forward FLOPs; its
+  // causal diagonal block s (s + 1) / 2 visible pairs and s (s - 1) / 2 masked ones. Forward
+  // t = [F_visible + mu F_masked + F half / s] / R + overhead; backward the same with 2.5x the
+  // FLOPs, mu' for mu, half' for half and R x rho for R.
+  const double rate = 3e9, half = 40, overhead = 20e-6, mu = 0.15, rho = 0.8, mu_back = 0.05, half_back = 6;
+  std::vector<BlockMeasurement> blocks;
+  for (int64_t side : {64, 128, 256, 512}) {
+    const auto s = static_cast<double>(side);
+    BlockMeasurement block;
+    block.side_tokens = side;
+    block.flops = 4.0 * s * s * 32 * 4;
+    const double visible = block.flops * (s + 1) / (2 * s), masked = block.flops * (s - 1) / (2 * s);
+    const double rows = block.flops * half / s, rows_back = block.flops * half_back / s;
+    block.forward_s = (block.flops + rows) / rate + overhead;
+    block.backward_s = 2.5 * (block.flops + rows_back) / (rate * rho) + overhead;
+    block.diagonal_forward_s = (visible + mu * masked + rows) / rate + overhead;
+    block.diagonal_backward_s = 2.5 * (visible + mu_back * masked + rows_back) / (rate * rho) + overhead;
+    blocks.push_back(block);
+  }
+  const ComputeFit fit = fit_compute_model(blocks);
+  CHECK(fit.rate_flops_per_s == Approx(rate).epsilon(1e-6));
+  CHECK(fit.half_efficiency_tokens == Approx(half).epsilon(1e-6));
+  CHECK(fit.overhead_s == Approx(overhead).epsilon(1e-4));
+  CHECK(fit.masked_pair_cost == Approx(mu).epsilon(1e-6));
+  CHECK(fit.backward_rate_ratio == Approx(rho).epsilon(1e-6));
+  CHECK(fit.backward_masked_pair_cost == Approx(mu_back).epsilon(1e-6));
+  CHECK(fit.backward_half_efficiency_tokens == Approx(half_back).epsilon(1e-6));
+  // Without the diagonal blocks, nothing says what a masked pair costs: 0, and the rest as before.
+  for (auto& block : blocks) block.diagonal_forward_s = block.diagonal_backward_s = 0;
+  const ComputeFit full_only = fit_compute_model(blocks);
+  CHECK(full_only.masked_pair_cost == 0);
+  CHECK(full_only.backward_masked_pair_cost == 0);
+  CHECK(full_only.rate_flops_per_s == Approx(rate).epsilon(1e-6));
+  CHECK(full_only.backward_rate_ratio == Approx(rho).epsilon(1e-6));
+  CHECK(full_only.backward_half_efficiency_tokens == Approx(half_back).epsilon(1e-6));
+}
+
 TEST_CASE("calibrating the CPU executor measures every block size and writes the calibration", "[backend][calibration]") {
   Problem shape = small_problem(Pass::forward);
   auto executor = make_executor("cpu", {});
@@ -136,7 +176,14 @@ TEST_CASE("calibrating the CPU executor measures every block size and writes the
   CHECK(file.measured->blocks.size() == 3);
   CHECK(file.measured->dtype == "bf16");
   CHECK(file.measured->spread >= 0);
-  CHECK_FALSE(file.sharing.has_value());  // no one-device executor given: nothing shared was measured
+  // No one-device executor given: no concurrency curve or copies; with more than one core, the
+  // busy-cores curve (the executor puts two ranks on two cores).
+  CHECK(file.sharing.has_value() == (cpu_cores() > 1));
+  if (file.sharing) {
+    CHECK(file.sharing->concurrency_speedup.empty());
+    CHECK_FALSE(file.sharing->copy_bytes_per_s.has_value());
+    CHECK(file.sharing->devices_speedup.size() == static_cast<size_t>(std::min(cpu_cores(), 16)));
+  }
 }
 
 TEST_CASE("calibrating with a one-device executor measures the concurrency curve and copies", "[backend][calibration]") {
@@ -156,8 +203,11 @@ TEST_CASE("calibrating with a one-device executor measures the concurrency curve
         lines.push_back(line);
       },
       one_device.get(), 3);
-  // 3 sides x (blocks, transfers) + merges + 3 concurrency levels + copies.
-  CHECK(steps == 2 * 3 + 1 + 3 + 1);
+  // 3 sides x (blocks, transfers) + merges + each number of busy cores from 2 (up to 16) + 3
+  // concurrency levels + copies.
+  const int busy_levels = std::min(cpu_cores(), 16) - 1;
+  CHECK(steps == 2 * 3 + 1 + busy_levels + 3 + 1);
+  CHECK(calibration.devices_speedup.size() == static_cast<size_t>(busy_levels > 0 ? busy_levels + 1 : 0));
   CHECK(last_done == steps);
   REQUIRE(calibration.concurrency_speedup.size() == 3);
   CHECK(calibration.concurrency_speedup[0] == 1);  // by definition
@@ -166,6 +216,11 @@ TEST_CASE("calibrating with a one-device executor measures the concurrency curve
   for (size_t k = 1; k < 3; ++k) {
     CHECK(calibration.concurrency_speedup[k] > 0);
     CHECK(calibration.concurrency_speedup[k] < static_cast<double>(k + 1));
+  }
+  // The diagonal blocks were measured beside the full ones, so the file says what masked pairs cost.
+  for (const BlockMeasurement& block : calibration.blocks) {
+    CHECK(block.diagonal_forward_s > 0);
+    CHECK(block.diagonal_backward_s > 0);
   }
   const CalibrationFile file = calibration_file(calibration, "cpu", shape);
   REQUIRE(file.sharing.has_value());

@@ -25,10 +25,13 @@ struct Recorder final : sim::EngineClient {
 };
 
 // One block of `work_s` on each of `ranks` ranks, ranks on `gpus` GPUs (rank r on r * G / P).
-std::vector<double> block_ends(int32_t ranks, int32_t gpus, std::vector<double> speedup, const std::vector<double>& work_s) {
+// `devices`: the busy-devices curve (empty: independent devices).
+std::vector<double> block_ends(int32_t ranks, int32_t gpus, std::vector<double> speedup, const std::vector<double>& work_s,
+                               std::vector<double> devices = {}) {
   const topo::Topology star = topo::build_switch(gpus, 1e9, 0);
   sim::DeviceSharing sharing;
   sharing.concurrency_speedup = std::move(speedup);
+  sharing.devices_speedup = std::move(devices);
   sim::EngineOptions options;
   options.sharing = &sharing;
   std::vector<int32_t> gpu_of_rank;
@@ -67,6 +70,25 @@ TEST_CASE("processor sharing: a shorter block leaves and the rest speed up", "[s
   const std::vector<double> curved = block_ends(2, 1, {1, 1.5}, {1, 3});
   CHECK(curved[0] == Approx(4.0 / 3).epsilon(1e-12));
   CHECK(curved[1] == Approx(4.0 / 3 + 2).epsilon(1e-12));
+}
+
+TEST_CASE("busy devices share the machine: each runs at devices_speedup(n) / n while n are busy", "[sim][devices]") {
+  // Two devices whose throughput together is 1.5x one's: blocks of 0.5 s and 1 s, one per
+  // device, both at 0.75 until the first is done at 0.5 / 0.75 = 2/3 s (0.5 s of work each);
+  // the second then runs alone at full rate with 0.5 s left: 7/6 s.
+  const std::vector<double> ends = block_ends(2, 2, {}, {0.5, 1}, {1, 1.5});
+  CHECK(ends[0] == Approx(2.0 / 3).epsilon(1e-12));
+  CHECK(ends[1] == Approx(7.0 / 6).epsilon(1e-12));
+  // With the curve at 2 (independent devices) each block takes its own time.
+  const std::vector<double> independent = block_ends(2, 2, {}, {0.5, 1}, {1, 2});
+  CHECK(independent[0] == Approx(0.5).epsilon(1e-12));
+  CHECK(independent[1] == Approx(1.0).epsilon(1e-12));
+  // Two ranks on each of two devices, 1 s blocks, devices 1.5x: each device at 0.75 shared by
+  // two blocks, 0.375 per block: all end at 1 / 0.375 = 8/3 s.
+  for (double end_s : block_ends(4, 2, {}, {1, 1, 1, 1}, {1, 1.5})) CHECK(end_s == Approx(8.0 / 3).epsilon(1e-12));
+  // Beyond the curve each further device adds its measured average: 4 devices on {1, 1.5} give
+  // 1.5 x 4 / 2 = 3, so 0.75 each: 1 s blocks end at 4/3 s.
+  for (double end_s : block_ends(4, 4, {}, {1, 1, 1, 1}, {1, 1.5})) CHECK(end_s == Approx(4.0 / 3).epsilon(1e-12));
 }
 
 TEST_CASE("a transfer between ranks on one device takes bytes / copy bandwidth, shared by concurrent copies",

@@ -346,6 +346,56 @@ TEST_CASE("a backward rate ratio scales backward block times only", "[sim][calib
   }
 }
 
+TEST_CASE("a calibrated masked pair cost charges a diagonal block its masked pairs and whole rows", "[sim][calibration]") {
+  // One causal block of 256 tokens (one rank), 2 heads, d = 64: 256 x 257 / 2 = 32896 visible
+  // pairs, 256 x 255 / 2 = 32640 masked ones, 4 x 64 x 2 = 512 forward FLOPs per pair (2.5x
+  // backward). Peak 1e12, max efficiency 0.5, half 32 tokens, launch 1 us, backward ratio 2.
+  Problem problem;
+  problem.seq_len = 256;
+  problem.heads = problem.kv_heads = 2;
+  problem.head_dim = problem.head_dim_v = 64;
+  problem.mask.kind = MaskKind::causal;
+  problem.pass = Pass::both;
+  GeneratorOptions options;
+  options.gpus = 1;
+  Schedule schedule = generate_schedule("ring", problem, options);
+  BlockGrid grid(schedule.problem, schedule.layout, 1);
+  sim::GpuProfile gpu;
+  gpu.peak_flops_per_s_16bit = 1e12;
+  gpu.max_efficiency = 0.5;
+  gpu.half_efficiency_tokens = 32;
+  gpu.launch_overhead_s = 1e-6;
+  gpu.backward_rate_ratio = 2;
+  const double visible = 32896, masked = 32640, per_pair = 512;
+  for (const Op& op : schedule.ops) {
+    if (op.kind != OpKind::compute) continue;
+    const double flops = op.pass == Pass::forward ? per_pair : 2.5 * per_pair;
+    const double rate = op.pass == Pass::forward ? 1e12 * 0.5 : 1e12 * 0.5 * 2;
+    // Vendor profile: the visible pairs at the block's efficiency 256 / (256 + 32).
+    gpu.block_model.reset();
+    CHECK(sim::op_compute_s(schedule, grid, op, gpu) == Approx(visible * flops / (rate * 256.0 / 288.0) + 1e-6).epsilon(1e-12));
+    // Calibrated: masked pairs at 0.1 (forward) or 0.02 (backward) of a visible one, and the
+    // rows' work of the whole 256 x 256 area: 256^2 x half / 256 pairs' worth, half 32 forward
+    // and 8 backward.
+    gpu.block_model = sim::GpuProfile::BlockModel{0.1, 0.02, 8};
+    const double cost = op.pass == Pass::forward ? 0.1 : 0.02, half = op.pass == Pass::forward ? 32 : 8;
+    const double expected = (visible + cost * masked + 256.0 * half) * flops / rate + 1e-6;
+    CHECK(sim::op_compute_s(schedule, grid, op, gpu) == Approx(expected).epsilon(1e-12));
+  }
+  // A full forward block: the calibrated model is the efficiency model.
+  problem.mask.kind = MaskKind::full;
+  problem.pass = Pass::forward;
+  Schedule full = generate_schedule("ring", problem, options);
+  BlockGrid full_grid(full.problem, full.layout, 1);
+  for (const Op& op : full.ops) {
+    if (op.kind != OpKind::compute) continue;
+    gpu.block_model.reset();
+    const double vendor = sim::op_compute_s(full, full_grid, op, gpu);
+    gpu.block_model = sim::GpuProfile::BlockModel{0.1, 0.02, 8};
+    CHECK(sim::op_compute_s(full, full_grid, op, gpu) == Approx(vendor).epsilon(1e-12));
+  }
+}
+
 TEST_CASE("a cancel flag stops a running simulation", "[sim][cancel]") {
   Problem problem;
   problem.seq_len = 64 * 1024;

@@ -24,7 +24,11 @@ struct ComputeCalibration {
   double half_efficiency_tokens = 0;
   double launch_overhead_s = 0;
   double backward_over_forward = 0;  // measured backward / forward time, large blocks (FLOPs say 2.5)
-  double backward_rate_ratio = 1;    // backward FLOP rate over forward's: 2.5 / backward_over_forward
+  double backward_rate_ratio = 1;    // backward FLOP rate over forward's (fitted over every block)
+  // A masked pair's time over a visible pair's, forward and backward (the diagonal blocks'
+  // fit; sim/gpu_profile.hpp's masked_pair_cost).
+  double masked_pair_cost = 0, backward_masked_pair_cost = 0;
+  double backward_half_efficiency_tokens = 0;  // the backward pass's own per-row work
   double merge_bytes_per_s = 0;      // merges: 3 x partial bytes (read two, write one) per second
   // Transfers between two ranks (device copies, NCCL, or nothing at all for the CPU
   // interpreter): time = latency + bytes / bandwidth, fitted over the block sides. Zero when
@@ -33,11 +37,15 @@ struct ComputeCalibration {
   double link_latency_s = 0;
   double largest_block_flops_per_s = 0;
   // Ranks sharing one device (measured with the one-device executor; empty / 0 without one):
-  // speedup[k - 1] = k^2 blocks' time alone / the makespan of a k-rank ring of full blocks
-  // with every rank on one device (the throughput of k concurrent blocks over one block's), and
+  // speedup[k - 1] = k blocks' time alone / the makespan of k ranks on one device computing one
+  // block each (the throughput of k concurrent blocks over one block's), and
   // copies between two ranks on the device (bytes per second of its transfers).
   std::vector<double> concurrency_speedup;
   double copy_bytes_per_s = 0;
+  // Devices sharing the machine (measured where the executor puts n ranks on n devices, n up to
+  // 16: the CPU executor's cores): speedup[n - 1] = n blocks' time alone / the makespan of n ranks on n
+  // devices computing one block each. Empty where the executor has one device.
+  std::vector<double> devices_speedup;
   // The largest (max - min) / median over the repeats of any one figure timed.
   double spread = 0;
 };
@@ -45,12 +53,13 @@ struct ComputeCalibration {
 // Progress of a calibration: done of total steps, and a line saying what was measured.
 using CalibrationProgress = std::function<void(int done, int total, const std::string& line)>;
 
-// Runs one-rank forward and backward schedules of full blocks of each side on `executor` and
-// fits the model by least squares. `heads`, `head_dim` and `dtype` come from `shape`. Each
+// Runs one-rank forward and backward schedules of each side on `executor`, over a full block and
+// over a causal diagonal block, and fits the model by least squares (fit_compute_model). `heads`, `head_dim` and `dtype` come from `shape`. Each
 // schedule is offered to can_run first; a refusal is thrown (require_ready).
 // With `one_device` (an executor that runs every rank of a schedule on one device: the CPU
 // executor on one core, CUDA's local transport), it also measures the concurrency curve for
-// k = 1 .. max_concurrency at the middle block side, and the copy bandwidth between two ranks on
+// k = 1 .. max_concurrency at the middle block side (k ranks computing one block each, nothing
+// else), and the copy bandwidth between two ranks on
 // one device. Each figure is the median of `repeats` timed runs after one warm-up run.
 ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& shape, const std::vector<int64_t>& sides,
                                      int repeats, const CalibrationProgress& progress = {},
@@ -60,10 +69,17 @@ ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& 
 // times do not grow with the bytes.
 std::pair<double, double> fit_link(const std::vector<std::pair<double, double>>& bytes_seconds);
 
-// Least-squares fit of t = F / R + F x half / (R x side) + overhead (the profile's model).
-// Returns {R, half, overhead}; half and overhead are clamped at 0.
+// Least-squares fit (relative errors) of the profile's model (sim/gpu_profile.hpp) to the blocks:
+// forward t = F(visible) / R + mu F(masked) / R + F(area) x half / (R x side) + overhead over the
+// full and the diagonal blocks (F: forward FLOPs of those pairs; without diagonal blocks, mu is
+// not fitted and stays 0); then backward, with the same overhead, its rate ratio rho, masked
+// cost mu' and half': t = 2.5 [F(visible) + mu' F(masked) + F(area) half' / side] / (R rho) +
+// overhead (without backward times, rho stays 1). The halves, overhead, mu and mu' are clamped
+// at 0.
 struct ComputeFit {
   double rate_flops_per_s = 0, half_efficiency_tokens = 0, overhead_s = 0;
+  double masked_pair_cost = 0;
+  double backward_rate_ratio = 1, backward_masked_pair_cost = 0, backward_half_efficiency_tokens = 0;
 };
 ComputeFit fit_compute_model(const std::vector<BlockMeasurement>& blocks);
 

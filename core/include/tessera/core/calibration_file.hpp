@@ -8,12 +8,15 @@
 //    "peak_flops_per_s_16bit": 4.1e14,    (or _fp32) the GPU profile's compute model ...
 //    "max_efficiency": 1.0, "half_efficiency_tokens": 310, "backward_rate_ratio": 0.8,
 //    "launch_overhead_s": 6e-6,           ... and its kernel launch
+//    "block_model": {"forward_masked_pair_cost": 0.05, "backward_masked_pair_cost": 0.02,
+//                    "backward_half_efficiency_tokens": 20},   blocks that visit every pair (below)
 //    "hbm_bytes_per_s": 2.1e12,           merges
 //    "message": {"overhead_s": 8.4e-6, "nvlink_latency_s": 3.4e-6, "network_latency_s": 1.4e-5},
 //    "link": {"bytes_per_s": 3e11, "latency_s": 1e-5},   the executor's own transfers
 //    "intra_node_link": {...}, "inter_node_link": {...},  the same per level (nccl-tests import)
 //    "sharing": {"concurrency_speedup": [1, 1.7, 2.2],      ranks sharing one device: throughput
-//                "copy_bytes_per_s": 2e10},                 of k concurrent blocks over one's; copies
+//                "devices_speedup": [1, 1.3],               of k concurrent blocks over one's, of n
+//                "copy_bytes_per_s": 2e10},                 busy devices over one's; copies
 //    "measured": {...}}                   what the fit was made from, for the record
 // Every field is optional ("gpu" defaults to h100): a field present replaces the profile's or the
 // hardware's figure, one absent leaves it. An unknown field is an error (a misspelt one would
@@ -24,11 +27,18 @@
 //   max_efficiency                                  1e-3 to 1
 //   half_efficiency_tokens                          above 0, up to 1e6 tokens
 //   backward_rate_ratio                             1e-3 to 1e3
+//   block_model.*_masked_pair_cost                  0 to 1e3 (all three fields required)
+//   block_model.backward_half_efficiency_tokens     0 to 1e6 tokens
 //   launch_overhead_s, message.*                    0 to 1 s
 //   *link.latency_s                                 -1 to 1 s (a fitted value below 0 reads as 0)
-//   sharing.concurrency_speedup                     1 to 64 values, each 1e-3 to 1e6, the first 1
+//   sharing.concurrency_speedup, .devices_speedup   1 to 64 values, each 1e-3 to 1e6, the first 1
 //   sharing.copy_bytes_per_s                        1e6 to 1e15 bytes/s
 // "gpu" must name a profile of hardware_presets.hpp; "measured" may hold anything.
+// "block_model" is how an executor that visits every (query, key) pair of a block spends its
+// time (the CPU executor tests each pair against the mask): a masked pair costs that fraction of
+// a visible pair's time, and the block's per-row work is its whole area's, backward with its own
+// half-efficiency side (sim/gpu_profile.hpp). Absent, a block costs its visible pairs only (a
+// kernel that skips masked work).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -39,12 +49,15 @@
 
 namespace tessera {
 
-// One full (unmasked) block of side x side tokens that a calibration timed.
+// A block of side x side tokens that a calibration timed: full (unmasked), and the diagonal
+// block of a causal mask (side (side + 1) / 2 visible pairs), where measured.
 struct MeasuredBlock {
   int64_t side_tokens = 0;
-  double flops = 0;       // forward FLOPs of the block (4 x side^2 x d x heads)
-  double forward_s = 0;   // median measured time of the block's compute op
+  double flops = 0;       // forward FLOPs of the full block (4 x side^2 x d x heads)
+  double forward_s = 0;   // median measured time of the full block's compute op
   double backward_s = 0;
+  double diagonal_forward_s = 0;  // the same for the causal diagonal block; 0: not measured
+  double diagonal_backward_s = 0;
 };
 
 // What a calibration measured, kept for the record: written, never read back.
@@ -61,10 +74,13 @@ struct CalibrationRecord {
 };
 
 // Ranks sharing one device, as measured (sim/shared_devices.hpp uses them): the throughput of
-// k = 1, 2, ... concurrent blocks over one block's, and copies between ranks on the device.
+// k = 1, 2, ... concurrent blocks over one block's, and copies between ranks on the device; and
+// devices sharing the machine (CPU cores that share a physical core or its memory): the compute
+// throughput of n = 1, 2, ... busy devices together over one busy device's.
 struct CalibratedSharing {
   std::vector<double> concurrency_speedup;  // speedup[k - 1]; speedup[0] = 1
   std::optional<double> copy_bytes_per_s;
+  std::vector<double> devices_speedup;      // speedup[n - 1]; speedup[0] = 1; empty: independent devices
 };
 
 // Transfers between two ranks as an executor makes them: time = latency + bytes / bandwidth.
@@ -80,12 +96,20 @@ struct CalibratedMessageCosts {
   MessageCosts over(const MessageCosts& base) const;
 };
 
+// An executor's blocks that visit every pair: what a masked pair costs, as a fraction of a
+// visible pair's time, per pass, and the backward pass's per-row work.
+struct CalibratedBlockModel {
+  double forward_masked_pair_cost = 0, backward_masked_pair_cost = 0;  // 0 to 1e3
+  double backward_half_efficiency_tokens = 0;                           // 0 to 1e6
+};
+
 struct CalibrationFile {
   std::string gpu{kDefaultGpu.name};
   std::optional<std::string> device;
   // The GPU profile's compute model, each within its range above where present.
   std::optional<double> peak_flops_per_s_16bit, peak_flops_per_s_fp32, hbm_bytes_per_s, max_efficiency,
       half_efficiency_tokens, launch_overhead_s, backward_rate_ratio;
+  std::optional<CalibratedBlockModel> block_model;
   std::optional<CalibratedMessageCosts> message;  // seconds in [0, 1] where present
   std::optional<CalibratedLink> link;
   // Per level, from `tessera calibrate --from-nccl-tests --topology`: paths inside a server

@@ -26,6 +26,20 @@ struct GpuProfile {
   // Backward blocks' FLOP rate relative to forward blocks' (their FLOPs are 2.5x forward's;
   // kernels differ in how well they run). Vendor profiles assume the same rate.
   double backward_rate_ratio = 1.0;
+  // The blocks of an executor that visits every (query, key) pair of a block, as a calibration
+  // measured them (the CPU executor tests each pair against the mask): a masked pair costs
+  // `*_masked_pair_cost` times a visible pair's time, and the per-row work of the efficiency
+  // curve is the whole block's, masked or not (backward with its own half-efficiency side):
+  //   time = (F(visible) + cost x F(masked)) / peak' + F(area) x half / (peak' x side) + launch,
+  // with peak' = peak x max_efficiency (x backward_rate_ratio backward), side = sqrt(rows x cols)
+  // and F(n) the FLOPs of n pairs. For a full forward block this is the efficiency model below.
+  // Absent (vendor profiles): a block costs its visible pairs' FLOPs at its efficiency, as a
+  // kernel skipping masked work does.
+  struct BlockModel {
+    double forward_masked_pair_cost = 0, backward_masked_pair_cost = 0;
+    double backward_half_efficiency_tokens = 0;
+  };
+  std::optional<BlockModel> block_model;
 
   double peak_flops_per_s(DType dtype) const {
     return dtype == DType::fp32 ? peak_flops_per_s_fp32 : peak_flops_per_s_16bit;
@@ -37,6 +51,12 @@ struct GpuProfile {
     return peak_flops_per_s(dtype) * efficiency(chunk_tokens, chunk_tokens);
   }
 };
+
+// Seconds of one block of `query_tokens` x `key_tokens` in `pass` (forward or backward), whose
+// unmasked pairs come to `visible_flops` and whose every pair would come to `area_flops` (all
+// heads of the block): the compute model above.
+double block_compute_s(const GpuProfile& gpu, DType dtype, Pass pass, double query_tokens, double key_tokens,
+                       double visible_flops, double area_flops);
 
 // One profile per GPU of core/hardware_presets.hpp: "h100" (H100 SXM: 989 TFLOP/s bf16 dense,
 // 3.35 TB/s), "h200" (989 TFLOP/s, 4.8 TB/s), "a100" (A100 SXM 80 GB: 312 TFLOP/s, 2.04 TB/s).

@@ -19,10 +19,15 @@ struct DeviceSharing {
   // speedup[k - 1]: throughput of k concurrent compute ops over one op's; empty = {1} (a device
   // that does one thing at a time, e.g. one CPU core). Each value in (0, 1e6].
   std::vector<double> concurrency_speedup;
+  // devices_speedup[n - 1]: compute throughput of n busy devices together over one busy device's
+  // (CPU cores sharing a physical core, its memory or its power: below n); each busy device's
+  // ops then progress at devices_speedup(n) / n of their rate. Empty: devices are independent.
+  std::vector<double> devices_speedup;
   // Bytes per second of a copy between two ranks on one device; 0: copies take no time.
   double copy_bytes_per_s = 0;
 
   double speedup(int64_t concurrent) const;  // speedup(k), k >= 1
+  double devices(int64_t busy) const;        // devices_speedup(n), n >= 1; beyond the curve its last value
 };
 
 class SharedDevices {
@@ -58,11 +63,15 @@ class SharedDevices {
   double rate(const Device& device) const;  // per job
   void advance(Device& device, double now_s);
   void reschedule(int32_t device);
+  // A device turned busy or idle: with a devices curve every busy device's rate changes, so all
+  // progress to now_s at the old rates and are rescheduled at the new ones.
+  void set_busy(int64_t busy, double now_s);
 
   DeviceSharing sharing_;
   std::vector<Device> devices_;
   MinQueue<Completion> completions_;
   uint64_t sequence_ = 0;
+  int64_t busy_ = 0;  // devices with an op running
 };
 
 }  // namespace tessera::sim
