@@ -169,7 +169,7 @@ RunSummary run_sweep(const std::string& spec_path, const RunOptions& options, Co
   if (options.limit > 0 && todo.size() > options.limit) todo.resize(options.limit);
 
   ProgressLine progress(root ? options.progress : nullptr, todo.size(), "points");
-  Evaluator evaluator;  // one per rank: its topology cache lives across rounds
+  Evaluator evaluator(options.schedule_cache_bytes);  // one per rank: its caches live across rounds
   size_t evaluated = 0;
   std::string failure;  // the first journal write that failed: the run stops there
   if (ranks == 1) {
@@ -257,6 +257,7 @@ RunSummary run_sweep(const std::string& spec_path, const RunOptions& options, Co
   }
   progress.finish();
   summary.evaluated = evaluated;
+  summary.schedules = evaluator.schedule_cache_stats();
 
   // Rank 0 writes the tables from the journal, in index order.
   if (root) {
