@@ -219,10 +219,10 @@ TEST_CASE("a sweep's tables are the same bytes with the schedule cache, without 
   CHECK(count_lines(without) == 1 + 72 + 72);
   CHECK(slurp(dir / "off.txt").find("schedules:") == std::string::npos);  // nothing was cached
   CHECK(sweep("on", "") == without);
-  CHECK(sweep("small", "--schedule-cache 64KiB --jobs 2") == without);
+  CHECK(sweep("small", "--schedule-cache 256KiB --jobs 2") == without);
 
   // The summary's counts: generated + reused is one per generation asked for; with the
-  // default bound nothing is evicted, and with 64 KiB (a few 16-GPU schedules) some are.
+  // default bound nothing is evicted, and with 256 KiB (a few 16-GPU schedules) some are.
   auto counts = [&](const std::string& name) {
     const std::string log = slurp(dir / (name + ".txt"));
     const size_t at = log.find("schedules: ");
@@ -244,7 +244,10 @@ TEST_CASE("a sweep's tables are the same bytes with the schedule cache, without 
   // placement is the same for every bandwidth): 2 + 6 + 2 = 10, 20 in all.
   CHECK(on[0] == 20);
   CHECK(on[2] == 0);
-  CHECK(counts("small")[2] > 0);
+  const auto small = counts("small");
+  CHECK(small[0] + small[1] == 84);
+  CHECK(small[1] > 0);
+  CHECK(small[2] > 0);
 }
 
 TEST_CASE("tessera plot draws line, bar, heatmap and winner figures", "[sweep][cli][plot]") {
