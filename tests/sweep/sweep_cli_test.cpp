@@ -215,6 +215,12 @@ TEST_CASE("a sweep's tables are the same bytes with the schedule cache, without 
                 (dir / (name + ".txt")).string()) == 0);
     return slurp(dir / name / "results.csv") + slurp(dir / name / "results.jsonl");
   };
+  // A bound that is not a size is refused before any point, naming the flag.
+  CHECK(run(tessera() + " sweep " + spec + " --out " + (dir / "bad").string() + " -q --schedule-cache lots 2> " +
+            (dir / "bad.txt").string()) == 2);
+  CHECK(slurp(dir / "bad.txt").find("--schedule-cache: expected a size") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "bad" / "journal.jsonl"));
+
   const std::string without = sweep("off", "--schedule-cache 0");
   CHECK(count_lines(without) == 1 + 72 + 72);
   CHECK(slurp(dir / "off.txt").find("schedules:") == std::string::npos);  // nothing was cached
