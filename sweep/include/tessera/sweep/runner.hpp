@@ -59,7 +59,8 @@ struct RunOptions {
   bool stop_on_signals = false;
   JournalSyncPolicy journal_sync;  // how often the journal is synced to disk
   // The bound of the checked schedules shared by a rank's points (scenario/schedule_cache.hpp);
-  // 0: every point generates its own. The results are the same either way.
+  // 0: every point generates its own. The results are the same either way. Unused when no two
+  // points agree on every schedule field (schedule_fields()).
   size_t schedule_cache_bytes = scenario::ScheduleCache::kDefaultBytes;
 };
 
