@@ -141,11 +141,19 @@ CheckedSchedule ScheduleCache::generate_checked(const std::string& algorithm, co
 
 void ScheduleCache::account(const ScheduleKey& key, size_t bytes) {
   // Entries being built are never evicted, so the key is still there.
-  Entry& built = *entries_.at(key);
+  const auto held = entries_.find(key);
+  Entry& built = *held->second;
+  if (bytes > max_bytes_) {
+    // Larger than the whole bound: not held, and the others stay.
+    recency_.erase(built.position);
+    entries_.erase(held);
+    ++stats_.evictions;
+    return;
+  }
   built.bytes = bytes;
   built.ready = true;
   stats_.bytes += bytes;
-  // The least recently used ready entries go first; one larger than the bound goes too.
+  // The least recently used ready entries go first.
   auto position = recency_.end();
   while (stats_.bytes > max_bytes_ && position != recency_.begin()) {
     --position;

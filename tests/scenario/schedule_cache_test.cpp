@@ -171,6 +171,17 @@ TEST_CASE("the cache keeps within its bound, least recently used first", "[scena
   require_same_cost(scenario::evaluate(scenario, &tiny).figures.cost, scenario::evaluate(scenario).figures.cost);
   CHECK(tiny.stats().entries == 0);
   CHECK(tiny.stats().bytes == 0);
+
+  // A schedule larger than the bound is not held and does not push out the ones that fit: a
+  // 4-GPU ring is held, a 64-GPU ring (about 256 times its ops) is not, and the first stays.
+  const size_t small_bytes = scenario::held_bytes(scenario::generate(scenario_of("ring", 4, 50e9)));
+  ScheduleCache room_for_small(small_bytes * 4);
+  (void)scenario::generate(scenario_of("ring", 4, 50e9), &room_for_small);
+  (void)scenario::generate(scenario_of("ring", 64, 50e9), &room_for_small);
+  (void)scenario::generate(scenario_of("ring", 4, 50e9), &room_for_small);
+  CHECK(room_for_small.stats().misses == 2);
+  CHECK(room_for_small.stats().hits == 1);
+  CHECK(room_for_small.stats().entries == 1);
 }
 
 TEST_CASE("threads asking for one schedule at once build it once", "[scenario][schedule_cache]") {
