@@ -126,6 +126,16 @@ def print_rows(args):
                 print(f"     {fidelity}: {rate:.0f} points/s; target >= {target:.0f}: {rate / target:.2f}x target")
             else:
                 print(f"     {fidelity}: no figure (exit {code})")
+        # Its second part: network points (24 per schedule), with the schedule cache and without.
+        for fidelity in SWEEP_TARGETS:
+            rates = {}
+            for cache in ("cached", "uncached"):
+                match = re.search(fidelity + ", " + cache + r"\s*:.*= ([0-9.e+]+) points/s", output)
+                if match:
+                    rates[cache] = float(match.group(1))
+            if len(rates) == 2:
+                print(f"     {fidelity}, 24 network points per schedule: {rates['cached']:.0f} points/s with the "
+                      f"schedule cache, {rates['uncached']:.0f} without ({rates['cached'] / rates['uncached']:.1f}x)")
 
 
 def print_scaling(args):

@@ -160,6 +160,10 @@ int main(int argc, char** argv) {
   sweep->add_option("--limit", sweep_flags.limit, "evaluate at most this many new points, then stop (resumable)");
   sweep->add_flag("--quiet,-q", sweep_flags.quiet, "no progress line");
   sweep->add_flag("--count", sweep_flags.count, "print the number of points and exit");
+  sweep->add_option("--schedule-cache", sweep_flags.schedule_cache,
+                    "memory for checked schedules reused across points that differ only in network or hardware "
+                    "fields (a size, e.g. 512MiB; 0: none)")
+      ->capture_default_str();
   PlotFlags plot_flags;
   auto* plot = app.add_subcommand("plot", "draw a figure (SVG or PNG, headless) from a sweep's results.csv");
   plot->add_option("results", plot_flags.results, "results table (CSV written by tessera sweep)")->required();

@@ -12,6 +12,7 @@
 
 #include "plot_command.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/core/units.hpp"
 #include "tessera/plot/chart.hpp"
 #include "tessera/sweep/evaluate.hpp"
 #include "tessera/sweep/runner.hpp"
@@ -111,6 +112,13 @@ int run_sweep_command(const SweepFlags& flags) {
     std::cout << sweep::count_points(spec) << "\n";
     return 0;
   }
+  size_t schedule_cache_bytes = 0;
+  try {
+    schedule_cache_bytes = static_cast<size_t>(parse_byte_size(flags.schedule_cache));
+  } catch (const UserError&) {
+    throw UserError("--schedule-cache: expected a size such as 512MiB or 2GB (0: no cache), got " +
+                    tessera::quoted(flags.schedule_cache));
+  }
   std::unique_ptr<sweep::Communicator> communicator;
 #ifdef TESSERA_HAVE_MPI
   if (sweep::launched_by_mpi()) communicator = std::make_unique<sweep::MpiCommunicator>();
@@ -122,6 +130,7 @@ int run_sweep_command(const SweepFlags& flags) {
     options.out_dir = flags.out;
     options.jobs = flags.jobs;
     options.limit = flags.limit;
+    options.schedule_cache_bytes = schedule_cache_bytes;
     options.tool_version = TESSERA_VERSION;
     if (root && !flags.quiet && isatty(STDERR_FILENO)) options.progress = &std::cerr;
     options.stop_on_signals = true;
@@ -134,6 +143,10 @@ int run_sweep_command(const SweepFlags& flags) {
     std::cout << ": " << summary.already_done << " done before, " << summary.evaluated << " evaluated in "
               << std::fixed << std::setprecision(2) << summary.wall_s << " s; " << summary.ok << " ok, "
               << summary.skipped << " not applicable, " << summary.errors << " errors\n";
+    const auto& schedules = summary.schedules;
+    if (schedules.misses + schedules.hits > 0)
+      std::cout << "schedules: " << schedules.misses << " generated, " << schedules.hits << " reused, "
+                << schedules.evictions << " evicted (--schedule-cache " << flags.schedule_cache << ")\n";
     for (const std::string& path : summary.written) std::cout << "wrote " << path << "\n";
     if (summary.stopped_by_signal != 0 && !summary.complete) return stopped_by_signal(summary);
     if (!summary.complete) {

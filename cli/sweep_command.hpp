@@ -12,6 +12,7 @@ struct SweepFlags {
   size_t limit = 0;
   bool quiet = false;
   bool count = false;  // print the number of points and exit
+  std::string schedule_cache = "512MiB";  // the schedule cache's bound (a size; 0: no cache)
 };
 
 int run_sweep_command(const SweepFlags& flags);

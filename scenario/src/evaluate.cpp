@@ -75,20 +75,22 @@ double Figures::time_over_bound() const {
   return bound_s > 0 ? time_s() / bound_s : 0;
 }
 
-CheckedSchedule generate(const Scenario& scenario) {
+CheckedSchedule generate(const Scenario& scenario, ScheduleCache* cache) {
   // Mesh's variant "optimal" without orders given: the best order by simulation (mesh_search.hpp).
   if (scenario.algorithm == "mesh" && scenario.options.variant == "optimal" && !scenario.options.mesh_hops)
-    return search_mesh_order(scenario).best;
+    return search_mesh_order(scenario, cache).best;
   // A Mesh schedule is planned for this network and the GPU that prices it (plan_hardware.hpp).
   PlanTarget target{scenario.hardware, scenario.network.topology.get(), scenario.network.placement, {}, std::nullopt};
   if (scenario.simulation) {
     const double chunk_tokens = static_cast<double>(scenario.problem.seq_len) / scenario.options.gpus;
     target.flops_per_s = scenario.simulation->gpu.block_flops_per_s(scenario.problem.dtype, chunk_tokens);
   }
-  return generate_checked(scenario.algorithm, scenario.problem, scenario.options, target);
+  return generate_checked(scenario.algorithm, scenario.problem, scenario.options, target, cache);
 }
 
-Evaluation evaluate(const Scenario& scenario) { return evaluate(generate(scenario), scenario); }
+Evaluation evaluate(const Scenario& scenario, ScheduleCache* cache) {
+  return evaluate(generate(scenario, cache), scenario);
+}
 
 Evaluation evaluate(const CheckedSchedule& checked, const Scenario& scenario) {
   Evaluation evaluation{checked, {}, nullptr, {}, std::nullopt};

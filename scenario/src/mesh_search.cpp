@@ -9,7 +9,7 @@
 
 namespace tessera::scenario {
 
-MeshSearchResult search_mesh_order(const Scenario& scenario) {
+MeshSearchResult search_mesh_order(const Scenario& scenario, ScheduleCache* cache) {
   const auto started = std::chrono::steady_clock::now();
   const Problem& problem = scenario.problem;
   const TileShape tile = scenario.options.tile.value_or(schedules::choose_mesh_tile(problem, scenario.options.gpus));
@@ -38,7 +38,7 @@ MeshSearchResult search_mesh_order(const Scenario& scenario) {
       candidate.options.tile = tile;
       candidate.options.variant = "optimal";
       candidate.options.mesh_hops = schedules::GeneratorOptions::MeshHops{forward_hops, backward_hops};
-      schedules::CheckedSchedule checked = generate(candidate);
+      schedules::CheckedSchedule checked = generate(candidate, cache);
       const double makespan_s = evaluate(checked, simulated).figures.simulated_s.value();
       ++simulations;
       // Ties keep the first order (lexicographic, 'k' before 'q').

@@ -66,20 +66,24 @@ PlanHardware ring_plan_hardware(const topo::Topology& topology, const std::vecto
 }
 
 CheckedSchedule generate_checked(const std::string& algorithm, const Problem& problem, GeneratorOptions options,
-                                 const PlanTarget& target) {
+                                 const PlanTarget& target, ScheduleCache* cache) {
+  auto generate = [&](const GeneratorOptions& given) {
+    return cache ? cache->generate_checked(algorithm, problem, given)
+                 : schedules::generate_checked(algorithm, problem, given);
+  };
   options.plan_hardware = uniform_plan_hardware(target.hardware);
   if (target.flops_per_s) options.plan_hardware.flops_per_s = *target.flops_per_s;
   const bool placed_mesh = algorithm == "mesh" && target.topology != nullptr &&
                            target.topology->gpu_count() >= options.gpus;
-  if (!placed_mesh) return schedules::generate_checked(algorithm, problem, options);
+  if (!placed_mesh) return generate(options);
   // The tile the generator will take, and the placement it will get.
   const TileShape tile = options.tile.value_or(schedules::choose_mesh_tile(problem, options.gpus));
   std::vector<int32_t> placement = target.ranks;
   if (placement.size() < static_cast<size_t>(options.gpus))
-    placement = topo::place_ranks(*target.topology, schedules::generate_checked(algorithm, problem, options), target.placement);
+    placement = topo::place_ranks(*target.topology, generate(options), target.placement);
   options.plan_hardware = ring_plan_hardware(*target.topology, placement, tile, target.hardware.message,
                                              options.plan_hardware.flops_per_s);
-  return schedules::generate_checked(algorithm, problem, options);
+  return generate(options);
 }
 
 }  // namespace tessera::scenario

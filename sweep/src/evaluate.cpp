@@ -195,7 +195,7 @@ Row Evaluator::evaluate(size_t index, const PointValues& values) {
         }
       }))
     return row;
-  if (refuse([&] { checked = scenario::generate(scenario); })) return row;
+  if (refuse([&] { checked = scenario::generate(scenario, &schedules_); })) return row;
 
   // Stage 2: cost and simulate. Failures here are errors of the point, not refusals.
   try {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <unordered_set>
 
 #include "tessera/core/checked_math.hpp"
 #include "tessera/core/error.hpp"
@@ -30,6 +31,28 @@ void PointSet::add(const PointValues& values) {
     ids[field] = it->second;
   }
   points_.push_back(ids);
+}
+
+size_t PointSet::distinct_count(std::span<const Field> fields) const {
+  std::unordered_set<std::string> seen;
+  std::string packed;
+  for (const auto& ids : points_) {
+    packed.clear();
+    for (Field field : fields) {
+      const uint32_t id = ids[static_cast<size_t>(field)];
+      packed.append(reinterpret_cast<const char*>(&id), sizeof id);
+    }
+    seen.insert(packed);
+  }
+  return seen.size();
+}
+
+std::span<const Field> schedule_fields() {
+  static constexpr Field kFields[] = {Field::gpus,     Field::seq,        Field::batch, Field::heads,  Field::kv_heads,
+                                      Field::head_dim, Field::head_dim_v, Field::dtype, Field::mask,   Field::window,
+                                      Field::documents, Field::layout,    Field::pass,  Field::algo,   Field::tile,
+                                      Field::variant};
+  return kFields;
 }
 
 bool takes_tile(const std::string& algorithm) {

@@ -169,7 +169,11 @@ RunSummary run_sweep(const std::string& spec_path, const RunOptions& options, Co
   if (options.limit > 0 && todo.size() > options.limit) todo.resize(options.limit);
 
   ProgressLine progress(root ? options.progress : nullptr, todo.size(), "points");
-  Evaluator evaluator;  // one per rank: its topology cache lives across rounds
+  // Points share a schedule only when they agree on every schedule field; when no two do (the
+  // problem axes alone), a cache would hold schedules nobody asks for again, at the cost of its
+  // memory: it stays off.
+  const bool shared_schedules = points.distinct_count(schedule_fields()) < points.size();
+  Evaluator evaluator(shared_schedules ? options.schedule_cache_bytes : 0);  // one per rank: its caches live across rounds
   size_t evaluated = 0;
   std::string failure;  // the first journal write that failed: the run stops there
   if (ranks == 1) {
@@ -257,6 +261,7 @@ RunSummary run_sweep(const std::string& spec_path, const RunOptions& options, Co
   }
   progress.finish();
   summary.evaluated = evaluated;
+  summary.schedules = evaluator.schedule_cache_stats();
 
   // Rank 0 writes the tables from the journal, in index order.
   if (root) {

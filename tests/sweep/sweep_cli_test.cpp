@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <array>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -196,6 +198,62 @@ TEST_CASE("a sweep killed with SIGKILL resumes where it stopped", "[sweep][cli][
   CHECK(counts.size() == 240);
   for (const auto& [index, times] : counts) CHECK(times == 1);
   CHECK(count_lines(slurp(out / "journal.jsonl")) == 240);
+}
+
+TEST_CASE("a sweep's tables are the same bytes with the schedule cache, without it and under eviction",
+          "[sweep][cli][schedule_cache]") {
+  const fs::path dir = scratch("schedule-cache");
+  // 3 schedules x 2 GPU counts x (3 bandwidths x 2 networks x 2 fidelities = 12 network points
+  // per schedule) = 72 points; on h100-ib Mesh is planned for the placed rings.
+  write(dir / "spec.yaml",
+        "fixed:\n  seq: 32K\n  mask: causal\n  pass: both\n"
+        "axes:\n  - algo: [ring, mesh, usp]\n  - gpus: [8, 16]\n  - bandwidth: [100Gb/s, 200Gb/s, 400Gb/s]\n"
+        "  - topology: ['', h100-ib]\n  - fidelity: [analytic, flow]\n");
+  const std::string spec = (dir / "spec.yaml").string();
+  auto sweep = [&](const std::string& name, const std::string& flags) {
+    REQUIRE(run(tessera() + " sweep " + spec + " --out " + (dir / name).string() + " -q " + flags + " > " +
+                (dir / (name + ".txt")).string()) == 0);
+    return slurp(dir / name / "results.csv") + slurp(dir / name / "results.jsonl");
+  };
+  // A bound that is not a size is refused before any point, naming the flag.
+  CHECK(run(tessera() + " sweep " + spec + " --out " + (dir / "bad").string() + " -q --schedule-cache lots 2> " +
+            (dir / "bad.txt").string()) == 2);
+  CHECK(slurp(dir / "bad.txt").find("--schedule-cache: expected a size") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "bad" / "journal.jsonl"));
+
+  const std::string without = sweep("off", "--schedule-cache 0");
+  CHECK(count_lines(without) == 1 + 72 + 72);
+  CHECK(slurp(dir / "off.txt").find("schedules:") == std::string::npos);  // nothing was cached
+  CHECK(sweep("on", "") == without);
+  CHECK(sweep("small", "--schedule-cache 256KiB --jobs 2") == without);
+
+  // The summary's counts: generated + reused is one per generation asked for; with the
+  // default bound nothing is evicted, and with 256 KiB (a few 16-GPU schedules) some are.
+  auto counts = [&](const std::string& name) {
+    const std::string log = slurp(dir / (name + ".txt"));
+    const size_t at = log.find("schedules: ");
+    REQUIRE(at != std::string::npos);
+    long generated = 0, reused = 0, evicted = 0;
+    REQUIRE(std::sscanf(log.c_str() + at, "schedules: %ld generated, %ld reused, %ld evicted", &generated, &reused,
+                        &evicted) == 3);
+    return std::array<long, 3>{generated, reused, evicted};
+  };
+  const auto on = counts("on");
+  // Without a topology a point asks for one schedule; on h100-ib a Mesh point asks twice (the
+  // uniform plan that places its ranks, then the plan for the placed rings): 72 + 12 asks.
+  CHECK(on[0] + on[1] == 84);
+  // Distinct schedules, per GPU count: ring and usp one each (the bandwidth, the network and the
+  // fidelity are not theirs); mesh one per bandwidth and fidelity on the uniform network (its
+  // planner weighs the link's bandwidth, and under flow the GPU profile's block rate), which the
+  // h100-ib points share for their first, uniform plan, and one placed plan per fidelity on
+  // h100-ib (its rings run over h100-ib's links whatever the bandwidth field; the linear
+  // placement is the same for every bandwidth): 2 + 6 + 2 = 10, 20 in all.
+  CHECK(on[0] == 20);
+  CHECK(on[2] == 0);
+  const auto small = counts("small");
+  CHECK(small[0] + small[1] == 84);
+  CHECK(small[1] > 0);
+  CHECK(small[2] > 0);
 }
 
 TEST_CASE("tessera plot draws line, bar, heatmap and winner figures", "[sweep][cli][plot]") {

@@ -188,6 +188,23 @@ TEST_CASE("point counts: cartesian products, zipped axes, skip rules and expansi
   CHECK(enumerate_points(parse_spec("fixed:\n  algo: ring\n", "f.yaml")).size() == 1);
 }
 
+TEST_CASE("points that share a schedule are those that agree on every schedule field", "[sweep][points]") {
+  // 4 GPU counts x 3 bandwidths x 2 fidelities: 24 points, 4 schedules (one per GPU count).
+  const PointSet network = enumerate_points(parse_spec(
+      "fixed:\n  algo: ring\naxes:\n  - gpus: [4, 8, 16, 32]\n  - bandwidth: [100Gb/s, 200Gb/s, 400Gb/s]\n"
+      "  - fidelity: [analytic, flow]\n", "a.yaml"));
+  REQUIRE(network.size() == 24);
+  CHECK(network.distinct_count(schedule_fields()) == 4);
+  // Problem axes alone (2 x 2 x 2): no two points share one.
+  const PointSet problems = enumerate_points(
+      parse_spec("axes:\n  - gpus: [4, 8]\n  - seq: [16K, 32K]\n  - algo: [ring, mesh]\n", "b.yaml"));
+  CHECK(problems.distinct_count(schedule_fields()) == 8);
+  // No network field is a schedule field.
+  for (Field field : schedule_fields())
+    CHECK((field != Field::bandwidth_gbps && field != Field::topology && field != Field::fidelity &&
+           field != Field::latency_us && field != Field::gpu));
+}
+
 TEST_CASE("rows match closed forms and refusals become statuses", "[sweep][evaluate]") {
   const Spec spec = parse_spec(
       "fixed:\n  seq: 64K\n  heads: 32\n  kv_heads: 32\n  mask: full\n  pass: forward\n"

@@ -12,6 +12,7 @@
 #include "tessera/schedules/checker.hpp"
 #include "tessera/schedules/generators.hpp"
 #include "tessera/scenario/network.hpp"
+#include "tessera/scenario/schedule_cache.hpp"
 #include "tessera/scenario/simulation.hpp"
 
 namespace tessera::scenario {
@@ -61,12 +62,14 @@ struct Evaluation {
 };
 
 // The schedule of a scenario, generated and checked: a Mesh planned for the network and GPU it
-// will run on (plan_hardware.hpp). UserError when it does not apply, with the reason.
-schedules::CheckedSchedule generate(const Scenario& scenario);
+// will run on (plan_hardware.hpp). UserError when it does not apply, with the reason. With a
+// cache, a schedule generated before for the same fields is reused (schedule_cache.hpp): the
+// same schedule, so the same figures.
+schedules::CheckedSchedule generate(const Scenario& scenario, ScheduleCache* cache = nullptr);
 
-// Generates, checks and evaluates: evaluate(generate(scenario), scenario). UserError when the schedule does not apply to the problem
+// Generates, checks and evaluates: evaluate(generate(scenario, cache), scenario). UserError when the schedule does not apply to the problem
 // (the reason in words), when the topology is too small, or on bad input.
-Evaluation evaluate(const Scenario& scenario);
+Evaluation evaluate(const Scenario& scenario, ScheduleCache* cache = nullptr);
 
 // The same for a schedule already fixed (read from a file, or the one an executor ran):
 // placed, priced and simulated as it is, never planned again.

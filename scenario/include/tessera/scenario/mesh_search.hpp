@@ -26,7 +26,8 @@ struct MeshSearchResult {
 };
 
 // The search for `scenario` (algorithm "mesh"; options.variant and options.mesh_hops are
-// ignored: every order is tried). UserError when the tile is beyond the limit.
-MeshSearchResult search_mesh_order(const Scenario& scenario);
+// ignored: every order is tried). UserError when the tile is beyond the limit. With a cache,
+// every order's schedule goes through it.
+MeshSearchResult search_mesh_order(const Scenario& scenario, ScheduleCache* cache = nullptr);
 
 }  // namespace tessera::scenario

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tessera/costmodel/cost.hpp"
+#include "tessera/scenario/schedule_cache.hpp"
 #include "tessera/schedules/generators.hpp"
 #include "tessera/topologies/topology.hpp"
 
@@ -36,7 +37,9 @@ schedules::PlanHardware ring_plan_hardware(const topo::Topology& topology, const
 // schedules::generate_checked with options.plan_hardware filled for `target`. On a topology
 // the placement a mesh gets depends on its tile, not on its plan's order: without `ranks`, a
 // first generation with the uniform figures gives the placement the rings are measured under.
+// With a cache, every generation goes through it (schedule_cache.hpp).
 schedules::CheckedSchedule generate_checked(const std::string& algorithm, const Problem& problem,
-                                            schedules::GeneratorOptions options, const PlanTarget& target);
+                                            schedules::GeneratorOptions options, const PlanTarget& target,
+                                            ScheduleCache* cache = nullptr);
 
 }  // namespace tessera::scenario

@@ -13,6 +13,7 @@
 
 #include "tessera/sweep/points.hpp"
 #include "tessera/scenario/network.hpp"
+#include "tessera/scenario/schedule_cache.hpp"
 
 namespace tessera::sweep {
 
@@ -28,18 +29,24 @@ size_t status_column();
 
 using Row = std::vector<std::string>;
 
-// Thread-safe: the topologies it builds are cached and shared read-only.
+// Thread-safe: the topologies it builds are cached and shared read-only, and so are the checked
+// schedules (scenario/schedule_cache.hpp), up to `schedule_cache_bytes` (0: none held): points
+// that differ only in network or hardware fields reuse one schedule.
 class Evaluator {
  public:
+  explicit Evaluator(size_t schedule_cache_bytes = scenario::ScheduleCache::kDefaultBytes)
+      : schedules_(schedule_cache_bytes) {}
   Row evaluate(size_t index, const PointValues& values);
   // evaluate(), and should anything escape it (an allocation that fails), the point's row with
   // status "error: ...": a point never stops the sweep, and no exception leaves a worker.
   Row evaluate_safely(size_t index, const PointValues& values) noexcept;
+  scenario::ScheduleCache::Stats schedule_cache_stats() const { return schedules_.stats(); }
 
  private:
   std::shared_ptr<const topo::Topology> topology(const std::string& name, int32_t gpus);
   std::mutex mutex_;
   std::map<std::pair<std::string, int32_t>, std::shared_ptr<const topo::Topology>> topologies_;
+  scenario::ScheduleCache schedules_;
 };
 
 // Shortest text that reads back as the same double ("0.1", "1e+21", "12").

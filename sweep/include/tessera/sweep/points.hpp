@@ -6,6 +6,7 @@
 // rules. A point's index is its position in this order; results are keyed by it.
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -26,12 +27,18 @@ class PointSet {
   }
   PointValues values(size_t point) const;
   void add(const PointValues& values);
+  // How many distinct combinations of these fields' values the points hold.
+  size_t distinct_count(std::span<const Field> fields) const;
 
  private:
   std::vector<std::string> pool_;
   std::unordered_map<std::string, uint32_t> ids_;
   std::vector<std::array<uint32_t, kFieldCount>> points_;
 };
+
+// The fields that make a point's schedule: the problem, algo, tile, variant, layout. (Mesh's plan
+// also weighs the network's figures; that only splits points that agree on these.)
+std::span<const Field> schedule_fields();
 
 // The schedules that take a tile shape (tile: all expands for them only).
 bool takes_tile(const std::string& algorithm);

@@ -19,6 +19,7 @@
 #include "tessera/sweep/journal_writer.hpp"
 #include "tessera/sweep/points.hpp"
 #include "tessera/sweep/results.hpp"
+#include "tessera/scenario/schedule_cache.hpp"
 
 namespace tessera::sweep {
 
@@ -57,6 +58,10 @@ struct RunOptions {
   // process only (under MPI the launcher's signals end the ranks, and the journal survives).
   bool stop_on_signals = false;
   JournalSyncPolicy journal_sync;  // how often the journal is synced to disk
+  // The bound of the checked schedules shared by a rank's points (scenario/schedule_cache.hpp);
+  // 0: every point generates its own. The results are the same either way. Unused when no two
+  // points agree on every schedule field (schedule_fields()).
+  size_t schedule_cache_bytes = scenario::ScheduleCache::kDefaultBytes;
 };
 
 struct RunSummary {
@@ -70,6 +75,7 @@ struct RunSummary {
   std::vector<std::string> written;  // files written (rank 0)
   std::string journal;               // DIR/journal.jsonl
   int stopped_by_signal = 0;         // SIGINT or SIGTERM stopped it early (stop_on_signals)
+  scenario::ScheduleCache::Stats schedules;  // this rank's schedule cache, at the end
 };
 
 // Reads the spec on rank 0 (and shares its text), runs, writes on rank 0. Every rank returns

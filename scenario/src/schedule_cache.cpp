@@ -1,0 +1,169 @@
+#include "tessera/scenario/schedule_cache.hpp"
+
+#include <bit>
+#include <exception>
+#include <future>
+
+namespace tessera::scenario {
+
+using schedules::CheckedSchedule;
+using schedules::GeneratorOptions;
+
+namespace {
+
+// What a held failure counts against the bound: its key and message, about.
+constexpr size_t kFailureBytes = 512;
+
+template <typename T>
+size_t vector_bytes(const std::vector<T>& values) {
+  return values.capacity() * sizeof(T);
+}
+
+}  // namespace
+
+struct ScheduleCache::Entry {
+  std::shared_future<CheckedSchedule> result;
+  std::list<ScheduleKey>::iterator position;  // in recency_
+  size_t bytes = 0;
+  bool ready = false;  // built (or failed) and accounted; only ready entries are evicted
+};
+
+ScheduleKey schedule_key(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options) {
+  ScheduleKey key;
+  key.algorithm = algorithm;
+  key.batch = problem.batch;
+  key.seq_len = problem.seq_len;
+  key.heads = problem.heads;
+  key.kv_heads = problem.kv_heads;
+  key.head_dim = problem.head_dim;
+  key.head_dim_v = problem.head_dim_v;
+  key.dtype = static_cast<int>(problem.dtype);
+  key.mask = static_cast<int>(problem.mask.kind);
+  key.pass = static_cast<int>(problem.pass);
+  key.window_tokens = problem.mask.window_tokens;
+  key.document_lengths = problem.mask.document_lengths;
+  key.gpus = options.gpus;
+  if (options.layout) key.layout = static_cast<int>(*options.layout);
+  if (options.tile) {
+    key.tile_first = options.tile->first;
+    key.tile_second = options.tile->second;
+  }
+  key.variant = options.variant;
+  key.buffers = options.buffers;
+  // Only Mesh's planner weighs transfers against compute (generate_mesh reads plan_hardware).
+  if (algorithm == "mesh") {
+    const schedules::PlanHardware& hardware = options.plan_hardware;
+    for (double figure : {hardware.flops_per_s, hardware.q_ring_bytes_per_s, hardware.kv_ring_bytes_per_s,
+                          hardware.q_ring_latency_s, hardware.kv_ring_latency_s})
+      key.plan_hardware_bits.push_back(std::bit_cast<uint64_t>(figure));
+  }
+  if (options.mesh_hops) {
+    key.has_mesh_hops = true;
+    key.forward_hops = options.mesh_hops->forward;
+    key.backward_hops = options.mesh_hops->backward;
+  }
+  return key;
+}
+
+bool cacheable(const std::string& algorithm) { return algorithm != "file" && algorithm != "assignment"; }
+
+size_t held_bytes(const CheckedSchedule& checked) {
+  const Schedule& schedule = checked.schedule();
+  size_t bytes = sizeof(Schedule) + vector_bytes(schedule.ops) + vector_bytes(schedule.blocks) +
+                 vector_bytes(schedule.items) + vector_bytes(schedule.collectives) +
+                 vector_bytes(schedule.stream_names) + vector_bytes(schedule.stream_buffers);
+  for (const Collective& collective : schedule.collectives)
+    bytes += vector_bytes(collective.members) + vector_bytes(collective.transfers);
+  // The grid: a token set and count per chunk, and its pair count per block.
+  const auto chunks = static_cast<size_t>(checked.grid().chunks());
+  bytes += sizeof(BlockGrid) + chunks * (sizeof(TokenSet) + 2 * sizeof(TokenProgression) + sizeof(int64_t)) +
+           chunks * chunks * sizeof(int64_t);
+  const schedules::ScheduleAnalysis& analysis = checked.analysis();
+  bytes += sizeof(analysis) + vector_bytes(analysis.access_offsets) + vector_bytes(analysis.accesses) +
+           vector_bytes(analysis.dep_offsets) + vector_bytes(analysis.deps) + vector_bytes(analysis.partner) +
+           vector_bytes(analysis.collective_ops) + vector_bytes(analysis.order) +
+           vector_bytes(analysis.release_offsets) + vector_bytes(analysis.releases) +
+           vector_bytes(analysis.successor_offsets) + vector_bytes(analysis.successors);
+  for (const auto& members : analysis.collective_ops) bytes += vector_bytes(members);
+  return bytes;
+}
+
+ScheduleCache::ScheduleCache(size_t max_bytes) : max_bytes_(max_bytes) {}
+ScheduleCache::~ScheduleCache() = default;
+
+ScheduleCache::Stats ScheduleCache::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Stats stats = stats_;
+  stats.entries = entries_.size();
+  return stats;
+}
+
+CheckedSchedule ScheduleCache::generate_checked(const std::string& algorithm, const Problem& problem,
+                                                const GeneratorOptions& options) {
+  if (max_bytes_ == 0 || !cacheable(algorithm)) return schedules::generate_checked(algorithm, problem, options);
+  ScheduleKey key = schedule_key(algorithm, problem, options);
+  std::shared_ptr<Entry> entry;
+  std::promise<CheckedSchedule> promise;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto found = entries_.find(key); found != entries_.end()) {
+      entry = found->second;
+      recency_.splice(recency_.begin(), recency_, entry->position);
+      ++stats_.hits;
+    } else {
+      entry = std::make_shared<Entry>();
+      entry->result = promise.get_future().share();
+      recency_.push_front(key);
+      entry->position = recency_.begin();
+      entries_.emplace(key, entry);
+      ++stats_.misses;
+      entry.reset();  // this thread builds it
+    }
+  }
+  if (entry) return entry->result.get();  // waits for the build; rethrows its failure
+
+  try {
+    CheckedSchedule checked = schedules::generate_checked(algorithm, problem, options);
+    // The grid fills its pair counts on first use (a mutable table); fill them all now, while
+    // this thread alone holds the schedule, so that the threads sharing it only read.
+    checked.grid().total_pairs();
+    promise.set_value(checked);
+    std::lock_guard<std::mutex> lock(mutex_);
+    account(key, held_bytes(checked));
+    return checked;
+  } catch (...) {
+    promise.set_exception(std::current_exception());
+    std::lock_guard<std::mutex> lock(mutex_);
+    account(key, kFailureBytes);
+    throw;
+  }
+}
+
+void ScheduleCache::account(const ScheduleKey& key, size_t bytes) {
+  // Entries being built are never evicted, so the key is still there.
+  const auto held = entries_.find(key);
+  Entry& built = *held->second;
+  if (bytes > max_bytes_) {
+    // Larger than the whole bound: not held, and the others stay.
+    recency_.erase(built.position);
+    entries_.erase(held);
+    ++stats_.evictions;
+    return;
+  }
+  built.bytes = bytes;
+  built.ready = true;
+  stats_.bytes += bytes;
+  // The least recently used ready entries go first.
+  auto position = recency_.end();
+  while (stats_.bytes > max_bytes_ && position != recency_.begin()) {
+    --position;
+    auto found = entries_.find(*position);
+    if (!found->second->ready) continue;
+    stats_.bytes -= found->second->bytes;
+    ++stats_.evictions;
+    entries_.erase(found);
+    position = recency_.erase(position);
+  }
+}
+
+}  // namespace tessera::scenario

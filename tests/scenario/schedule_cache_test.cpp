@@ -1,0 +1,200 @@
+// The schedule cache: its key separates every field a schedule depends on and nothing else, it
+// builds each key once however many threads ask, it keeps within its bound, and what it returns
+// prices exactly as a schedule generated afresh.
+#include <catch2/catch.hpp>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "tessera/core/error.hpp"
+#include "tessera/scenario/evaluate.hpp"
+#include "tessera/scenario/schedule_cache.hpp"
+
+using namespace tessera;
+using scenario::ScheduleCache;
+using scenario::schedule_key;
+
+namespace {
+
+Problem small_problem() {
+  Problem problem;
+  problem.seq_len = 8192;
+  problem.heads = 8;
+  problem.kv_heads = 2;
+  problem.head_dim = problem.head_dim_v = 64;
+  problem.pass = Pass::both;
+  return problem;
+}
+
+schedules::GeneratorOptions options_for(int32_t gpus) {
+  schedules::GeneratorOptions options;
+  options.gpus = gpus;
+  return options;
+}
+
+scenario::Scenario scenario_of(const std::string& algorithm, int32_t gpus, double link_bytes_per_s) {
+  scenario::Scenario result;
+  result.algorithm = algorithm;
+  result.problem = small_problem();
+  result.options = options_for(gpus);
+  result.hardware.link_bytes_per_s = link_bytes_per_s;
+  return result;
+}
+
+// Every figure of the analytical report that a sweep row shows.
+void require_same_cost(const costmodel::CostReport& a, const costmodel::CostReport& b) {
+  REQUIRE(a.time_s == b.time_s);
+  REQUIRE(a.compute_s_max == b.compute_s_max);
+  REQUIRE(a.comm_s_max == b.comm_s_max);
+  REQUIRE(a.recv_bytes_max == b.recv_bytes_max);
+  REQUIRE(a.flops_total == b.flops_total);
+  REQUIRE(a.peak_memory_bytes_max == b.peak_memory_bytes_max);
+  REQUIRE(a.lower_bound_time.total_s() == b.lower_bound_time.total_s());
+}
+
+}  // namespace
+
+TEST_CASE("the cache key changes with every schedule field and not with the network", "[scenario][schedule_cache]") {
+  const Problem base_problem = small_problem();
+  const schedules::GeneratorOptions base_options = options_for(8);
+  const auto base = schedule_key("ring", base_problem, base_options);
+  std::vector<std::pair<const char*, std::function<void(Problem&, schedules::GeneratorOptions&)>>> changes = {
+      {"batch", [](Problem& p, auto&) { p.batch = 2; }},
+      {"seq", [](Problem& p, auto&) { p.seq_len = 16384; }},
+      {"heads", [](Problem& p, auto&) { p.heads = 16; }},
+      {"kv heads", [](Problem& p, auto&) { p.kv_heads = 4; }},
+      {"head dim", [](Problem& p, auto&) { p.head_dim = 128; }},
+      {"head dim v", [](Problem& p, auto&) { p.head_dim_v = 128; }},
+      {"dtype", [](Problem& p, auto&) { p.dtype = DType::fp32; }},
+      {"mask", [](Problem& p, auto&) { p.mask.kind = MaskKind::full; }},
+      {"window", [](Problem& p, auto&) { p.mask.window_tokens = 512; }},
+      {"documents", [](Problem& p, auto&) { p.mask.document_lengths = {4096, 4096}; }},
+      {"pass", [](Problem& p, auto&) { p.pass = Pass::forward; }},
+      {"gpus", [](Problem&, auto& o) { o.gpus = 16; }},
+      {"layout", [](Problem&, auto& o) { o.layout = Layout::striped; }},
+      {"tile", [](Problem&, auto& o) { o.tile = TileShape{2, 4}; }},
+      {"variant", [](Problem&, auto& o) { o.variant = "pass-q"; }},
+      {"buffers", [](Problem&, auto& o) { o.buffers = 3; }},
+      {"mesh hops", [](Problem&, auto& o) { o.mesh_hops = schedules::GeneratorOptions::MeshHops{"kq", ""}; }},
+  };
+  for (const auto& [field, change] : changes) {
+    INFO(field);
+    Problem problem = base_problem;
+    schedules::GeneratorOptions options = base_options;
+    change(problem, options);
+    CHECK(schedule_key("ring", problem, options) != base);
+  }
+  CHECK(schedule_key("mesh", base_problem, base_options) != base);
+
+  // The planner's hardware: only Mesh's planner reads it.
+  schedules::GeneratorOptions faster = base_options;
+  faster.plan_hardware.kv_ring_bytes_per_s *= 2;
+  CHECK(schedule_key("ring", base_problem, faster) == base);
+  CHECK(schedule_key("mesh", base_problem, faster) != schedule_key("mesh", base_problem, base_options));
+}
+
+TEST_CASE("points that differ only in bandwidth share one schedule; mesh plans per bandwidth",
+          "[scenario][schedule_cache]") {
+  ScheduleCache cache;
+  for (const std::string algorithm : {"ring", "usp", "attention2d", "ulysses"}) {
+    INFO(algorithm);
+    const auto before = cache.stats();
+    for (double bandwidth : {12.5e9, 25e9, 50e9}) {
+      const auto scenario = scenario_of(algorithm, 8, bandwidth);
+      const auto cached = scenario::evaluate(scenario, &cache);
+      const auto fresh = scenario::evaluate(scenario);
+      require_same_cost(cached.figures.cost, fresh.figures.cost);
+    }
+    // One build, two reuses.
+    CHECK(cache.stats().misses - before.misses == 1);
+    CHECK(cache.stats().hits - before.hits == 2);
+  }
+  // Mesh weighs hops against compute with the link's bandwidth: one plan per bandwidth.
+  const auto before = cache.stats();
+  for (double bandwidth : {12.5e9, 25e9, 50e9, 25e9}) {
+    const auto scenario = scenario_of("mesh", 8, bandwidth);
+    require_same_cost(scenario::evaluate(scenario, &cache).figures.cost, scenario::evaluate(scenario).figures.cost);
+  }
+  CHECK(cache.stats().misses - before.misses == 3);
+  CHECK(cache.stats().hits - before.hits == 1);
+}
+
+TEST_CASE("a schedule that does not apply is refused from the cache as when built", "[scenario][schedule_cache]") {
+  ScheduleCache cache;
+  // Ulysses needs the GPUs to divide the heads: 8 heads over 16 GPUs does not.
+  const auto scenario = scenario_of("ulysses", 16, 50e9);
+  std::string fresh_message;
+  try {
+    scenario::generate(scenario);
+  } catch (const UserError& error) {
+    fresh_message = error.what();
+  }
+  REQUIRE_FALSE(fresh_message.empty());
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::string message;
+    try {
+      scenario::generate(scenario, &cache);
+    } catch (const UserError& error) {
+      message = error.what();
+    }
+    CHECK(message == fresh_message);
+  }
+  CHECK(cache.stats().misses == 1);
+  CHECK(cache.stats().hits == 1);
+}
+
+TEST_CASE("the cache keeps within its bound, least recently used first", "[scenario][schedule_cache]") {
+  const auto one = scenario::generate(scenario_of("ring", 8, 50e9));
+  const size_t bytes = scenario::held_bytes(one);
+  // The estimate counts at least the ops and the dependency lists.
+  CHECK(bytes >= one.schedule().ops.size() * sizeof(Op) + one.analysis().deps.size() * sizeof(uint32_t));
+
+  // Room for one 8-GPU ring and a half. Rings with 2 and 3 buffers are two keys of the same size
+  // (the same ops; only the buffer count differs), so the second evicts the first.
+  ScheduleCache cache(bytes + bytes / 2);
+  for (int32_t buffers : {2, 3, 2, 2}) {
+    auto scenario = scenario_of("ring", 8, 50e9);
+    scenario.options.buffers = buffers;
+    require_same_cost(scenario::evaluate(scenario, &cache).figures.cost, scenario::evaluate(scenario).figures.cost);
+    CHECK(cache.stats().bytes <= cache.max_bytes());
+  }
+  // 2 buffers (built), 3 (built; 2 evicted), 2 (built again; 3 evicted), 2 (held).
+  const auto stats = cache.stats();
+  CHECK(stats.misses == 3);
+  CHECK(stats.hits == 1);
+  CHECK(stats.evictions == 2);
+  CHECK(stats.entries == 1);
+
+  // A bound below one schedule holds nothing, and still answers.
+  ScheduleCache tiny(bytes / 2);
+  const auto scenario = scenario_of("ring", 8, 50e9);
+  require_same_cost(scenario::evaluate(scenario, &tiny).figures.cost, scenario::evaluate(scenario).figures.cost);
+  CHECK(tiny.stats().entries == 0);
+  CHECK(tiny.stats().bytes == 0);
+
+  // A schedule larger than the bound is not held and does not push out the ones that fit: a
+  // 4-GPU ring is held, a 64-GPU ring (about 256 times its ops) is not, and the first stays.
+  const size_t small_bytes = scenario::held_bytes(scenario::generate(scenario_of("ring", 4, 50e9)));
+  ScheduleCache room_for_small(small_bytes * 4);
+  (void)scenario::generate(scenario_of("ring", 4, 50e9), &room_for_small);
+  (void)scenario::generate(scenario_of("ring", 64, 50e9), &room_for_small);
+  (void)scenario::generate(scenario_of("ring", 4, 50e9), &room_for_small);
+  CHECK(room_for_small.stats().misses == 2);
+  CHECK(room_for_small.stats().hits == 1);
+  CHECK(room_for_small.stats().entries == 1);
+}
+
+TEST_CASE("threads asking for one schedule at once build it once", "[scenario][schedule_cache]") {
+  ScheduleCache cache;
+  const auto scenario = scenario_of("ring", 16, 50e9);
+  constexpr int kThreads = 4;
+  std::vector<const Schedule*> schedules(kThreads);
+  std::vector<std::thread> threads;
+  for (int thread = 0; thread < kThreads; ++thread)
+    threads.emplace_back([&, thread] { schedules[thread] = &scenario::generate(scenario, &cache).schedule(); });
+  for (auto& thread : threads) thread.join();
+  CHECK(cache.stats().misses == 1);
+  CHECK(cache.stats().hits == kThreads - 1);
+  // They share one schedule object.
+  for (const Schedule* schedule : schedules) CHECK(schedule == schedules.front());
+}
