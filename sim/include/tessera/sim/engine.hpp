@@ -128,17 +128,11 @@ class Engine {
     int32_t tasks_left = 0;
   };
   enum class EventKind : uint8_t { compute_done, data_moved, arrived };
+  // An event's time and order are its place in the queue: at one instant compute ends first,
+  // then the rest in the order they were queued (InstantQueue's classes 0 and 1).
   struct Event {
-    double time_s;
-    uint64_t sequence;
     uint32_t subject;  // compute: the client's tag; otherwise the task
     EventKind kind;
-    bool operator>(const Event& other) const {
-      if (time_s != other.time_s) return time_s > other.time_s;
-      const bool compute = kind == EventKind::compute_done, other_compute = other.kind == EventKind::compute_done;
-      if (compute != other_compute) return other_compute;
-      return sequence > other.sequence;
-    }
   };
 
   void push_event(double time_s, EventKind kind, uint32_t subject);
@@ -155,8 +149,7 @@ class Engine {
   EngineClient& client_;
   PathTable paths_;
   FlowNetwork network_;
-  MinQueue<Event> events_;
-  uint64_t sequence_ = 0;
+  InstantQueue<Event, 2> events_;
   double now_s_ = 0;
   size_t event_count_ = 0;
 

@@ -42,12 +42,12 @@ class FlowNetwork {
     uint32_t version = 0;
     bool active = false;
   };
+  // A predicted completion, queued at its time; stale once the flow's version has moved on.
   struct Completion {
-    double time_s;
     int32_t flow;
     uint32_t version;
     bool operator>(const Completion& other) const {
-      return time_s != other.time_s ? time_s > other.time_s : flow > other.flow;
+      return flow != other.flow ? flow > other.flow : version > other.version;
     }
   };
   void advance(Flow& flow, double now_s);
@@ -64,13 +64,14 @@ class FlowNetwork {
   std::vector<Flow> flows_;
   std::vector<int32_t> free_ids_;
   size_t active_count_ = 0;
-  MinQueue<Completion> completions_;
+  SortedInstantQueue<Completion> completions_;  // at one instant, by flow
   // Scratch for reshare (kept to avoid reallocating).
   std::vector<uint32_t> resource_mark_, flow_mark_;
   uint32_t epoch_ = 0;
   std::vector<int32_t> component_resources_, component_flows_;
   std::vector<double> remaining_capacity_;
-  std::vector<int32_t> dirty_resources_;
+  std::vector<int32_t> dirty_resources_, seeds_;
+  MinQueue<std::pair<double, int32_t>> shares_;  // the filling's (share, resource); empty between calls
   double dirty_s_ = 0;
   std::vector<int32_t> unfrozen_count_;
 };
