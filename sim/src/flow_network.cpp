@@ -111,6 +111,13 @@ void FlowNetwork::finish(int32_t id, double now_s) {
   free_ids_.push_back(id);
 }
 
+void FlowNetwork::reshare_all(double now_s) {
+  flush();
+  std::vector<int32_t> every(capacity_.size());
+  for (size_t r = 0; r < every.size(); ++r) every[r] = static_cast<int32_t>(r);
+  reshare(every, now_s);
+}
+
 // Progressive filling over the component of flows connected to `seeds` through shared
 // resources: repeatedly the resource with the smallest fair share (remaining capacity over
 // its unfrozen flows) fixes that share as the rate of its unfrozen flows.

@@ -32,6 +32,9 @@ class FlowNetwork {
     flush();
     return flows_[static_cast<size_t>(flow)].rate;
   }
+  // Shares out every active flow again at now_s, as if all had changed: the from-scratch
+  // reference that the sharing of changed components alone is tested against.
+  void reshare_all(double now_s);
 
  private:
   struct Flow {
