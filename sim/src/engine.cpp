@@ -93,6 +93,11 @@ const std::vector<double>& Engine::busy_s() const {
 
 // --- building the task DAG ---------------------------------------------------------------
 
+void Engine::reserve(size_t tasks, size_t dependencies) {
+  tasks_.reserve(tasks);
+  dependents_.reserve(dependencies);
+}
+
 int32_t Engine::begin_transfer() {
   transfers_.push_back(Transfer{static_cast<int32_t>(tasks_.size()), 0, 0});
   return static_cast<int32_t>(transfers_.size() - 1);

@@ -55,7 +55,7 @@ int32_t FlowNetwork::start(std::span<const int32_t> resources, double bytes, dou
   if (resources.empty()) {
     // A flow that crosses no link (same GPU) completes at once.
     flow.rate = kInfinity;
-    completions_.push(now_s, {id, ++flow.version});
+    completions_.push(now_s, Completion(id, ++flow.version));
     return id;
   }
   dirty_resources_.insert(dirty_resources_.end(), resources.begin(), resources.end());
@@ -73,8 +73,8 @@ void FlowNetwork::flush() {
 std::pair<double, int32_t> FlowNetwork::valid_top() {
   while (!completions_.empty()) {
     const Completion& top = completions_.top();
-    const Flow& flow = flows_[static_cast<size_t>(top.flow)];
-    if (flow.active && flow.version == top.version) return {completions_.top_time_s(), top.flow};
+    const Flow& flow = flows_[static_cast<size_t>(top.flow())];
+    if (flow.active && flow.version == top.version()) return {completions_.top_time_s(), top.flow()};
     completions_.pop();
   }
   return {kInfinity, -1};
@@ -156,7 +156,7 @@ void FlowNetwork::reshare(std::span<const int32_t> seeds, double now_s) {
     Flow& flow = flows_[static_cast<size_t>(id)];
     const bool unchanged = flow.rate == share;
     flow.rate = share;
-    if (!unchanged) completions_.push(now_s + flow.remaining_bytes / flow.rate, {id, ++flow.version});
+    if (!unchanged) completions_.push(now_s + flow.remaining_bytes / flow.rate, Completion(id, ++flow.version));
   };
   // A resource whose flows cross it alone is a component of its own: its share, capacity over
   // its flows, is what the filling below would fix for them whenever it came to it, and nothing

@@ -81,6 +81,9 @@ class Engine {
 
   // Expanding work into tasks: tasks go to the transfer begun last (std::logic_error
   // otherwise); start_transfer() then sets them going.
+  // Room for `tasks` tasks and `dependencies` waits, when the caller knows them: the arrays are
+  // then allocated once, not grown by copying (which at 2M tasks briefly held both copies).
+  void reserve(size_t tasks, size_t dependencies);
   int32_t begin_transfer();
   int32_t add_task(int32_t transfer, int32_t src_rank, int32_t dst_rank, double bytes, bool pays_overhead);
   // `after` waits for `before` to arrive; a task releases the tasks waiting for it in the order

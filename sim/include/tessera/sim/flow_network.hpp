@@ -46,12 +46,14 @@ class FlowNetwork {
     bool active = false;
   };
   // A predicted completion, queued at its time; stale once the flow's version has moved on.
+  // Flow and version in one word: at one instant, completions leave by flow (one comparison).
   struct Completion {
-    int32_t flow;
-    uint32_t version;
-    bool operator>(const Completion& other) const {
-      return flow != other.flow ? flow > other.flow : version > other.version;
-    }
+    uint64_t flow_version;
+    Completion(int32_t flow, uint32_t version)
+        : flow_version(static_cast<uint64_t>(static_cast<uint32_t>(flow)) << 32 | version) {}
+    int32_t flow() const { return static_cast<int32_t>(flow_version >> 32); }
+    uint32_t version() const { return static_cast<uint32_t>(flow_version); }
+    bool operator>(const Completion& other) const { return flow_version > other.flow_version; }
   };
   void advance(Flow& flow, double now_s);
   void touch_resource(int32_t resource, double now_s);
