@@ -3,7 +3,11 @@
 // research/simulators.md 4: progressive filling over the flows a change can affect (those
 // connected to it through shared resources), not over the whole network. Changes made at one
 // instant (many flows starting together, as in a collective) are shared out once, when the
-// next completion is asked for.
+// next completion is asked for. Components are independent (each touches only its own flows
+// and resources), so sharing out some of them gives, bit for bit, the rates a sharing of the
+// whole network would (reshare_all(), the tests' reference). A resource whose flows cross
+// nothing else, every step of a ring, is shared out directly, without the fair-share heap.
+// Predicted completions are queued by instant (min_queue.hpp), at one instant by flow id.
 #include <cstdint>
 #include <limits>
 #include <span>

@@ -9,7 +9,7 @@
 //    a MinQueue over (time, class, push sequence);
 //  - SortedInstantQueue: the flow network's predicted completions. Items keyed by a time leave
 //    smallest time first and, at one instant, smallest item first (by operator>): a MinQueue
-//    over (time, item), with a small heap of items per instant.
+//    over (time, item), with an instant's items sorted once, when the first of them is taken.
 // The two instant queues keep one heap entry per distinct time, not per item, and the items of
 // one instant together: the events of a collective's step (every rank at once) cost a hash
 // look-up (none for a run of pushes at one time) rather than a push and pop on a heap of
@@ -122,21 +122,45 @@ class SortedInstantQueue {
  public:
   bool empty() const { return instants_.empty(); }
   double top_time_s() const { return instants_.earliest_s(); }
-  const Item& top() const { return buckets_[static_cast<size_t>(instants_.earliest_bucket())].top(); }
+  const Item& top() const {
+    const Bucket& bucket = buckets_[static_cast<size_t>(instants_.earliest_bucket())];
+    return bucket.sorted ? bucket.items.back() : bucket.items[bucket.smallest];
+  }
   void push(double time_s, Item item) {
     const int32_t index = instants_.bucket_at(time_s, static_cast<int32_t>(buckets_.size()));
     if (static_cast<size_t>(index) == buckets_.size()) buckets_.emplace_back();
-    buckets_[static_cast<size_t>(index)].push(std::move(item));
+    Bucket& bucket = buckets_[static_cast<size_t>(index)];
+    if (bucket.sorted) {  // an instant already being taken: in place, largest first
+      bucket.items.insert(std::lower_bound(bucket.items.begin(), bucket.items.end(), item, std::greater<>()), item);
+      return;
+    }
+    if (!bucket.items.empty() && bucket.items[bucket.smallest] > item) bucket.smallest = bucket.items.size();
+    if (bucket.items.empty()) bucket.smallest = 0;
+    bucket.items.push_back(std::move(item));
   }
   void pop() {
-    MinQueue<Item>& bucket = buckets_[static_cast<size_t>(instants_.earliest_bucket())];
-    bucket.pop();  // an emptied bucket keeps its storage for a later instant
-    if (bucket.empty()) instants_.pop_earliest();
+    Bucket& bucket = buckets_[static_cast<size_t>(instants_.earliest_bucket())];
+    if (!bucket.sorted) {  // the instant's first item taken: sorted once, then taken from the back
+      std::sort(bucket.items.begin(), bucket.items.end(), std::greater<>());
+      bucket.sorted = true;
+    }
+    bucket.items.pop_back();
+    if (!bucket.items.empty()) return;
+    bucket.sorted = false;  // emptied, keeping its storage for a later instant
+    instants_.pop_earliest();
   }
 
  private:
+  // Until its first item is taken, an instant's items are kept as pushed, with the smallest
+  // marked; pushes at one time mostly come before any is taken (a step's flows are shared out
+  // before the first of them ends), so one sort replaces a heap push and pop per item.
+  struct Bucket {
+    std::vector<Item> items;
+    size_t smallest = 0;
+    bool sorted = false;
+  };
   Instants instants_;
-  std::vector<MinQueue<Item>> buckets_;  // per instant, its items
+  std::vector<Bucket> buckets_;
 };
 
 }  // namespace tessera::sim
