@@ -41,6 +41,8 @@ void expand(Engine& engine, int32_t transfer, CollectiveKind collective, int32_t
   std::vector<int32_t> members(static_cast<size_t>(ranks));
   for (int32_t rank = 0; rank < ranks; ++rank) members[static_cast<size_t>(rank)] = rank;
   const std::vector<double> piece_bytes(static_cast<size_t>(ranks), bytes / ranks);
+  const auto steps = static_cast<size_t>(ring_steps(collective, ranks)), k = static_cast<size_t>(ranks);
+  engine.reserve(steps * k, 2 * (steps - 1) * k);  // each step's task waits for two of the step before
   expand_ring(engine, transfer, collective, members, piece_bytes);
 }
 // Memory of a run, from its task count before any task exists. Measured peaks (`simulate

@@ -93,6 +93,11 @@ const std::vector<double>& Engine::busy_s() const {
 
 // --- building the task DAG ---------------------------------------------------------------
 
+void Engine::reserve(size_t tasks, size_t dependencies) {
+  tasks_.reserve(tasks);
+  dependents_.reserve(dependencies);
+}
+
 int32_t Engine::begin_transfer() {
   transfers_.push_back(Transfer{static_cast<int32_t>(tasks_.size()), 0, 0});
   return static_cast<int32_t>(transfers_.size() - 1);
@@ -255,7 +260,7 @@ void Engine::arrived(int32_t task_id) {
 // --- the event loop ------------------------------------------------------------------------
 
 void Engine::push_event(double time_s, EventKind kind, uint32_t subject) {
-  events_.push(Event{time_s, sequence_++, subject, kind});
+  events_.push(time_s, kind == EventKind::compute_done ? 0 : 1, Event{subject, kind});
 }
 
 void Engine::count_event() {
@@ -267,7 +272,7 @@ void Engine::count_event() {
 void Engine::run() {
   while (true) {
     client_.before_next_event();
-    const double event_s = events_.empty() ? kInfinity : events_.top().time_s;
+    const double event_s = events_.empty() ? kInfinity : events_.top_time_s();
     const auto [flow_s, flow] = network_.next_completion();
     const auto [shared_s, shared_gpu] = shared_ ? shared_->next_completion() : std::pair<double, int32_t>{kInfinity, -1};
     const double next_s = std::min({event_s, flow_s, shared_s});
@@ -275,7 +280,7 @@ void Engine::run() {
     now_s_ = next_s;
     count_event();
     // Compute ends first at an instant (as compute_done events do), shared compute among it.
-    if (shared_s == next_s && !(event_s == next_s && events_.top().kind == EventKind::compute_done)) {
+    if (shared_s == next_s && !(event_s == next_s && events_.top_class() == 0)) {
       client_.compute_done(shared_->finish(shared_gpu, now_s_));
       continue;
     }

@@ -55,7 +55,7 @@ int32_t FlowNetwork::start(std::span<const int32_t> resources, double bytes, dou
   if (resources.empty()) {
     // A flow that crosses no link (same GPU) completes at once.
     flow.rate = kInfinity;
-    completions_.push({now_s, id, ++flow.version});
+    completions_.push(now_s, Completion(id, ++flow.version));
     return id;
   }
   dirty_resources_.insert(dirty_resources_.end(), resources.begin(), resources.end());
@@ -65,16 +65,16 @@ int32_t FlowNetwork::start(std::span<const int32_t> resources, double bytes, dou
 
 void FlowNetwork::flush() {
   if (dirty_resources_.empty()) return;
-  std::vector<int32_t> seeds = std::move(dirty_resources_);
+  seeds_.swap(dirty_resources_);  // both keep their storage from one flush to the next
   dirty_resources_.clear();
-  reshare(seeds, dirty_s_);
+  reshare(seeds_, dirty_s_);
 }
 
 std::pair<double, int32_t> FlowNetwork::valid_top() {
   while (!completions_.empty()) {
     const Completion& top = completions_.top();
-    const Flow& flow = flows_[static_cast<size_t>(top.flow)];
-    if (flow.active && flow.version == top.version) return {top.time_s, top.flow};
+    const Flow& flow = flows_[static_cast<size_t>(top.flow())];
+    if (flow.active && flow.version == top.version()) return {completions_.top_time_s(), top.flow()};
     completions_.pop();
   }
   return {kInfinity, -1};
@@ -111,6 +111,13 @@ void FlowNetwork::finish(int32_t id, double now_s) {
   free_ids_.push_back(id);
 }
 
+void FlowNetwork::reshare_all(double now_s) {
+  flush();
+  std::vector<int32_t> every(capacity_.size());
+  for (size_t r = 0; r < every.size(); ++r) every[r] = static_cast<int32_t>(r);
+  reshare(every, now_s);
+}
+
 // Progressive filling over the component of flows connected to `seeds` through shared
 // resources: repeatedly the resource with the smallest fair share (remaining capacity over
 // its unfrozen flows) fixes that share as the rate of its unfrozen flows.
@@ -143,35 +150,52 @@ void FlowNetwork::reshare(std::span<const int32_t> seeds, double now_s) {
     remaining_capacity_[r] = capacity_[r];
     unfrozen_count_[r] = static_cast<int32_t>(flows_on_[r].size());
   }
+  ++epoch_;  // flow_mark_ == epoch_ now means "frozen"
+  // A rate that comes out unchanged keeps its completion time: the queued entry is still right.
+  auto set_rate = [&](int32_t id, double share) {
+    Flow& flow = flows_[static_cast<size_t>(id)];
+    const bool unchanged = flow.rate == share;
+    flow.rate = share;
+    if (!unchanged) completions_.push(now_s + flow.remaining_bytes / flow.rate, Completion(id, ++flow.version));
+  };
+  // A resource whose flows cross it alone is a component of its own: its share, capacity over
+  // its flows, is what the filling below would fix for them whenever it came to it, and nothing
+  // else depends on it. Most components are such (every step of a ring), so they skip the heap.
+  for (int32_t resource : component_resources_) {
+    auto r = static_cast<size_t>(resource);
+    if (unfrozen_count_[r] == 0) continue;
+    const bool alone = std::all_of(flows_on_[r].begin(), flows_on_[r].end(),
+                                   [&](int32_t id) { return flows_[static_cast<size_t>(id)].resources.size() == 1; });
+    if (!alone) {
+      shares_.push({remaining_capacity_[r] / unfrozen_count_[r], resource});
+      continue;
+    }
+    const double share = remaining_capacity_[r] / unfrozen_count_[r];
+    for (int32_t id : flows_on_[r]) set_rate(id, share);
+    unfrozen_count_[r] = 0;
+  }
   // Lazy min-heap of (share, resource); a popped entry is stale when the share has changed.
-  using Entry = std::pair<double, int32_t>;
-  MinQueue<Entry> shares;
+  // The order it yields, the smallest (current share, resource) first, is the order of the
+  // filling whatever the heap holds besides; so are the rates.
   auto share_of = [&](int32_t resource) {
     auto r = static_cast<size_t>(resource);
     return remaining_capacity_[r] / unfrozen_count_[r];
   };
-  for (int32_t resource : component_resources_)
-    if (unfrozen_count_[static_cast<size_t>(resource)] > 0) shares.push({share_of(resource), resource});
-  ++epoch_;  // flow_mark_ == epoch_ now means "frozen"
-  while (!shares.empty()) {
-    auto [share, resource] = shares.top();
-    shares.pop();
+  while (!shares_.empty()) {
+    auto [share, resource] = shares_.top();
+    shares_.pop();
     auto r = static_cast<size_t>(resource);
     if (unfrozen_count_[r] == 0 || share != share_of(resource)) continue;
     for (int32_t id : flows_on_[r]) {
       if (flow_mark_[static_cast<size_t>(id)] == epoch_) continue;
       flow_mark_[static_cast<size_t>(id)] = epoch_;
-      Flow& flow = flows_[static_cast<size_t>(id)];
-      const bool unchanged = flow.rate == share;
-      flow.rate = share;
-      for (int32_t other : flow.resources) {
+      for (int32_t other : flows_[static_cast<size_t>(id)].resources) {
         auto o = static_cast<size_t>(other);
         remaining_capacity_[o] = std::max(0.0, remaining_capacity_[o] - share);
         --unfrozen_count_[o];
-        if (other != resource && unfrozen_count_[o] > 0) shares.push({share_of(other), other});
+        if (other != resource && unfrozen_count_[o] > 0) shares_.push({share_of(other), other});
       }
-      // An unchanged rate keeps its completion time: the queued entry is still right.
-      if (!unchanged) completions_.push({now_s + flow.remaining_bytes / flow.rate, id, ++flow.version});
+      set_rate(id, share);
     }
   }
 }

@@ -7,12 +7,24 @@
 
 namespace tessera::sim {
 
-PathTable::PathTable(const topo::Topology& topology) : topology_(topology), router_(topology) {}
+PathTable::PathTable(const topo::Topology& topology)
+    : topology_(topology), router_(topology), last_of_source_(static_cast<size_t>(topology.gpu_count()), {-1, 0}) {}
 
 RoutedPath PathTable::between(int32_t src_gpu, int32_t dst_gpu) {
-  const uint64_t pair = (static_cast<uint64_t>(static_cast<uint32_t>(src_gpu)) << 32) | static_cast<uint32_t>(dst_gpu);
-  const auto found = entry_of_pair_.find(pair);
-  const Entry& entry = entries_[found != entry_of_pair_.end() ? found->second : add(pair, src_gpu, dst_gpu)];
+  auto find = [&] {
+    const uint64_t pair = (static_cast<uint64_t>(static_cast<uint32_t>(src_gpu)) << 32) | static_cast<uint32_t>(dst_gpu);
+    const auto found = entry_of_pair_.find(pair);
+    return found != entry_of_pair_.end() ? found->second : add(pair, src_gpu, dst_gpu);
+  };
+  uint32_t index;
+  if (src_gpu >= 0 && static_cast<size_t>(src_gpu) < last_of_source_.size()) {
+    auto& last = last_of_source_[static_cast<size_t>(src_gpu)];
+    if (last.first != dst_gpu) last = {dst_gpu, find()};
+    index = last.second;
+  } else {
+    index = find();  // not a GPU of the topology: the router says so
+  }
+  const Entry& entry = entries_[index];
   return RoutedPath{{resources_.data() + entry.first_resource, entry.resource_count}, entry.link_latency_s,
                     entry.narrowest_bytes_per_s, entry.path_class};
 }

@@ -81,6 +81,9 @@ class Engine {
 
   // Expanding work into tasks: tasks go to the transfer begun last (std::logic_error
   // otherwise); start_transfer() then sets them going.
+  // Room for `tasks` tasks and `dependencies` waits, when the caller knows them: the arrays are
+  // then allocated once, not grown by copying (which at 2M tasks briefly held both copies).
+  void reserve(size_t tasks, size_t dependencies);
   int32_t begin_transfer();
   int32_t add_task(int32_t transfer, int32_t src_rank, int32_t dst_rank, double bytes, bool pays_overhead);
   // `after` waits for `before` to arrive; a task releases the tasks waiting for it in the order
@@ -128,17 +131,11 @@ class Engine {
     int32_t tasks_left = 0;
   };
   enum class EventKind : uint8_t { compute_done, data_moved, arrived };
+  // An event's time and order are its place in the queue: at one instant compute ends first,
+  // then the rest in the order they were queued (InstantQueue's classes 0 and 1).
   struct Event {
-    double time_s;
-    uint64_t sequence;
     uint32_t subject;  // compute: the client's tag; otherwise the task
     EventKind kind;
-    bool operator>(const Event& other) const {
-      if (time_s != other.time_s) return time_s > other.time_s;
-      const bool compute = kind == EventKind::compute_done, other_compute = other.kind == EventKind::compute_done;
-      if (compute != other_compute) return other_compute;
-      return sequence > other.sequence;
-    }
   };
 
   void push_event(double time_s, EventKind kind, uint32_t subject);
@@ -155,8 +152,7 @@ class Engine {
   EngineClient& client_;
   PathTable paths_;
   FlowNetwork network_;
-  MinQueue<Event> events_;
-  uint64_t sequence_ = 0;
+  InstantQueue<Event, 2> events_;
   double now_s_ = 0;
   size_t event_count_ = 0;
 

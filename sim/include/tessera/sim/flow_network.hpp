@@ -3,7 +3,11 @@
 // research/simulators.md 4: progressive filling over the flows a change can affect (those
 // connected to it through shared resources), not over the whole network. Changes made at one
 // instant (many flows starting together, as in a collective) are shared out once, when the
-// next completion is asked for.
+// next completion is asked for. Components are independent (each touches only its own flows
+// and resources), so sharing out some of them gives, bit for bit, the rates a sharing of the
+// whole network would (reshare_all(), the tests' reference). A resource whose flows cross
+// nothing else, every step of a ring, is shared out directly, without the fair-share heap.
+// Predicted completions are queued by instant (min_queue.hpp), at one instant by flow id.
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -32,6 +36,9 @@ class FlowNetwork {
     flush();
     return flows_[static_cast<size_t>(flow)].rate;
   }
+  // Shares out every active flow again at now_s, as if all had changed: the from-scratch
+  // reference that the sharing of changed components alone is tested against.
+  void reshare_all(double now_s);
 
  private:
   struct Flow {
@@ -42,13 +49,15 @@ class FlowNetwork {
     uint32_t version = 0;
     bool active = false;
   };
+  // A predicted completion, queued at its time; stale once the flow's version has moved on.
+  // Flow and version in one word: at one instant, completions leave by flow (one comparison).
   struct Completion {
-    double time_s;
-    int32_t flow;
-    uint32_t version;
-    bool operator>(const Completion& other) const {
-      return time_s != other.time_s ? time_s > other.time_s : flow > other.flow;
-    }
+    uint64_t flow_version;
+    Completion(int32_t flow, uint32_t version)
+        : flow_version(static_cast<uint64_t>(static_cast<uint32_t>(flow)) << 32 | version) {}
+    int32_t flow() const { return static_cast<int32_t>(flow_version >> 32); }
+    uint32_t version() const { return static_cast<uint32_t>(flow_version); }
+    bool operator>(const Completion& other) const { return flow_version > other.flow_version; }
   };
   void advance(Flow& flow, double now_s);
   void touch_resource(int32_t resource, double now_s);
@@ -64,13 +73,14 @@ class FlowNetwork {
   std::vector<Flow> flows_;
   std::vector<int32_t> free_ids_;
   size_t active_count_ = 0;
-  MinQueue<Completion> completions_;
+  SortedInstantQueue<Completion> completions_;  // at one instant, by flow
   // Scratch for reshare (kept to avoid reallocating).
   std::vector<uint32_t> resource_mark_, flow_mark_;
   uint32_t epoch_ = 0;
   std::vector<int32_t> component_resources_, component_flows_;
   std::vector<double> remaining_capacity_;
-  std::vector<int32_t> dirty_resources_;
+  std::vector<int32_t> dirty_resources_, seeds_;
+  MinQueue<std::pair<double, int32_t>> shares_;  // the filling's (share, resource); empty between calls
   double dirty_s_ = 0;
   std::vector<int32_t> unfrozen_count_;
 };

@@ -40,6 +40,9 @@ class PathTable {
   const topo::Topology& topology_;
   topo::Router router_;
   std::unordered_map<uint64_t, uint32_t> entry_of_pair_;
+  // Per source GPU, the last destination asked for and its entry (-1: none): a ring's ranks
+  // each send to one neighbour, so most look-ups end here, without hashing.
+  std::vector<std::pair<int32_t, uint32_t>> last_of_source_;
   std::vector<Entry> entries_;
   std::vector<int32_t> resources_;  // every entry's resources, back to back
 };
