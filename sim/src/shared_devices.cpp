@@ -54,11 +54,15 @@ void SharedDevices::set_busy(int64_t busy, double now_s) {
   for (size_t index = 0; index < devices_.size(); ++index) reschedule(static_cast<int32_t>(index));
 }
 
+void SharedDevices::change_busy(int64_t delta, double now_s) {
+  if (sharing_.devices_speedup.empty()) busy_ += delta;  // no device slows another: no rate moves
+  else set_busy(busy_ + delta, now_s);
+}
+
 void SharedDevices::start(int32_t index, double work_s, uint32_t tag, double now_s) {
   Device& device = devices_.at(static_cast<size_t>(index));
-  if (device.jobs.empty() && !sharing_.devices_speedup.empty()) set_busy(busy_ + 1, now_s);
+  if (device.jobs.empty()) change_busy(+1, now_s);
   advance(device, now_s);
-  if (device.jobs.empty()) busy_ += sharing_.devices_speedup.empty() ? 1 : 0;
   device.jobs.push_back(Job{work_s, tag, sequence_++});
   reschedule(index);
 }
@@ -82,13 +86,7 @@ uint32_t SharedDevices::finish(int32_t index, double now_s) {
   });
   const uint32_t tag = done->tag;
   device.jobs.erase(done);
-  if (device.jobs.empty()) {
-    if (!sharing_.devices_speedup.empty()) {
-      set_busy(busy_ - 1, now_s);
-      return tag;
-    }
-    --busy_;
-  }
+  if (device.jobs.empty()) change_busy(-1, now_s);
   reschedule(index);
   return tag;
 }

@@ -318,19 +318,24 @@ TEST_CASE("a calibration file replaces the profile's figures", "[sim][calibratio
   CHECK_THROWS_WITH(sim::read_calibration(scratch_path("sim_test_bad_calibration.json")), Catch::Contains("max_efficiency"));
 }
 
-TEST_CASE("a backward rate ratio scales backward block times only", "[sim][calibration]") {
-  // One full block of 256 tokens, 2 heads, d = 64: forward 4 x 256^2 x 64 x 2 FLOPs, backward
-  // 2.5x that. With efficiency 1 (half_efficiency_tokens -> 0 is not allowed, so a tiny value)
-  // and no launch overhead, times are FLOPs / (peak x ratio).
+// One rank's ring over a single block of 256 tokens, 2 heads, d = 64, both passes.
+static Schedule one_block_schedule(MaskKind mask) {
   Problem problem;
   problem.seq_len = 256;
   problem.heads = problem.kv_heads = 2;
   problem.head_dim = problem.head_dim_v = 64;
-  problem.mask.kind = MaskKind::full;
+  problem.mask.kind = mask;
   problem.pass = Pass::both;
   GeneratorOptions options;
   options.gpus = 1;
-  Schedule schedule = generate_schedule("ring", problem, options);
+  return generate_schedule("ring", problem, options);
+}
+
+TEST_CASE("a backward rate ratio scales backward block times only", "[sim][calibration]") {
+  // One full block of 256 tokens, 2 heads, d = 64: forward 4 x 256^2 x 64 x 2 FLOPs, backward
+  // 2.5x that. With efficiency 1 (half_efficiency_tokens -> 0 is not allowed, so a tiny value)
+  // and no launch overhead, times are FLOPs / (peak x ratio).
+  Schedule schedule = one_block_schedule(MaskKind::full);
   BlockGrid grid(schedule.problem, schedule.layout, 1);
   sim::GpuProfile gpu;
   gpu.peak_flops_per_s_16bit = 1e12;
@@ -350,15 +355,7 @@ TEST_CASE("a calibrated masked pair cost charges a diagonal block its masked pai
   // One causal block of 256 tokens (one rank), 2 heads, d = 64: 256 x 257 / 2 = 32896 visible
   // pairs, 256 x 255 / 2 = 32640 masked ones, 4 x 64 x 2 = 512 forward FLOPs per pair (2.5x
   // backward). Peak 1e12, max efficiency 0.5, half 32 tokens, launch 1 us, backward ratio 2.
-  Problem problem;
-  problem.seq_len = 256;
-  problem.heads = problem.kv_heads = 2;
-  problem.head_dim = problem.head_dim_v = 64;
-  problem.mask.kind = MaskKind::causal;
-  problem.pass = Pass::both;
-  GeneratorOptions options;
-  options.gpus = 1;
-  Schedule schedule = generate_schedule("ring", problem, options);
+  Schedule schedule = one_block_schedule(MaskKind::causal);
   BlockGrid grid(schedule.problem, schedule.layout, 1);
   sim::GpuProfile gpu;
   gpu.peak_flops_per_s_16bit = 1e12;
@@ -383,12 +380,10 @@ TEST_CASE("a calibrated masked pair cost charges a diagonal block its masked pai
     CHECK(sim::op_compute_s(schedule, grid, op, gpu) == Approx(expected).epsilon(1e-12));
   }
   // A full forward block: the calibrated model is the efficiency model.
-  problem.mask.kind = MaskKind::full;
-  problem.pass = Pass::forward;
-  Schedule full = generate_schedule("ring", problem, options);
+  Schedule full = one_block_schedule(MaskKind::full);
   BlockGrid full_grid(full.problem, full.layout, 1);
   for (const Op& op : full.ops) {
-    if (op.kind != OpKind::compute) continue;
+    if (op.kind != OpKind::compute || op.pass != Pass::forward) continue;
     gpu.block_model.reset();
     const double vendor = sim::op_compute_s(full, full_grid, op, gpu);
     gpu.block_model = sim::GpuProfile::BlockModel{0.1, 0.02, 8};

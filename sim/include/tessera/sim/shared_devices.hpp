@@ -66,6 +66,7 @@ class SharedDevices {
   // A device turned busy or idle: with a devices curve every busy device's rate changes, so all
   // progress to now_s at the old rates and are rescheduled at the new ones.
   void set_busy(int64_t busy, double now_s);
+  void change_busy(int64_t delta, double now_s);  // a device going busy (+1) or idle (-1)
 
   DeviceSharing sharing_;
   std::vector<Device> devices_;
