@@ -160,7 +160,7 @@ int main(int argc, char** argv) {
   sweep->add_option("--limit", sweep_flags.limit, "evaluate at most this many new points, then stop (resumable)");
   sweep->add_flag("--quiet,-q", sweep_flags.quiet, "no progress line");
   sweep->add_flag("--count", sweep_flags.count, "print the number of points and exit");
-  sweep->add_option("--schedule-cache", sweep_flags.schedule_cache,
+  auto* schedule_cache = sweep->add_option("--schedule-cache", sweep_flags.schedule_cache,
                     "memory for checked schedules reused across points that differ only in network or hardware "
                     "fields (a size, e.g. 512MiB; 0: none)")
       ->capture_default_str();
@@ -197,7 +197,10 @@ int main(int argc, char** argv) {
       require_writable_outputs(*command);
       gpus_from_topology(*command, problem, network);
     }
-    if (*sweep) return run_sweep_command(sweep_flags);
+    if (*sweep) {
+      sweep_flags.schedule_cache_given = schedule_cache->count() > 0;
+      return run_sweep_command(sweep_flags);
+    }
     if (*plot) return run_plot(plot_flags);
     if (*schedules) return run_schedules(common);
     if (*cost) return run_cost(problem, schedule, hardware, network, common);

@@ -105,9 +105,13 @@ int run_sweep_command(const SweepFlags& flags) {
                     " worker threads (or none for all hardware threads), got " + std::to_string(flags.jobs));
   if (flags.count) {
     // Counting runs nothing: a flag of a run would be silently ignored.
-    if (!flags.out.empty() || flags.jobs != 0 || flags.limit != 0)
-      throw UserError(std::string(!flags.out.empty() ? "--out" : flags.jobs != 0 ? "--jobs" : "--limit") +
-                      ": --count only prints the number of points and runs nothing; drop one of them");
+    const char* run_flag = !flags.out.empty()           ? "--out"
+                           : flags.jobs != 0              ? "--jobs"
+                           : flags.limit != 0             ? "--limit"
+                           : flags.schedule_cache_given   ? "--schedule-cache"
+                                                          : nullptr;
+    if (run_flag != nullptr)
+      throw UserError(std::string(run_flag) + ": --count only prints the number of points and runs nothing; drop one of them");
     const sweep::Spec spec = sweep::load_spec(flags.spec);
     std::cout << sweep::count_points(spec) << "\n";
     return 0;

@@ -13,6 +13,7 @@ struct SweepFlags {
   bool quiet = false;
   bool count = false;  // print the number of points and exit
   std::string schedule_cache = "512MiB";  // the schedule cache's bound (a size; 0: no cache)
+  bool schedule_cache_given = false;      // named on the command line (--count refuses it)
 };
 
 int run_sweep_command(const SweepFlags& flags);

@@ -220,6 +220,9 @@ TEST_CASE("a sweep's tables are the same bytes with the schedule cache, without 
             (dir / "bad.txt").string()) == 2);
   CHECK(slurp(dir / "bad.txt").find("--schedule-cache: expected a size") != std::string::npos);
   CHECK_FALSE(fs::exists(dir / "bad" / "journal.jsonl"));
+  // --count runs nothing, so a cache bound given with it would be ignored: refused instead.
+  CHECK(run(tessera() + " sweep " + spec + " --count --schedule-cache 1GiB 2> " + (dir / "count.txt").string()) == 2);
+  CHECK(slurp(dir / "count.txt").find("--schedule-cache: --count only prints the number of points") != std::string::npos);
 
   const std::string without = sweep("off", "--schedule-cache 0");
   CHECK(count_lines(without) == 1 + 72 + 72);
