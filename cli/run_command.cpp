@@ -123,6 +123,7 @@ struct SpeedCheck {
   CalibratedSpeedReference reference;
   SpeedReferenceTimes before, after;
   sim::SpeedFactors factors_before, factors_after, factors;
+  std::vector<double> devices_speedup;  // the calibrated busy-devices curve the factor is against
   bool applied() const { return status == "applied"; }
 };
 
@@ -304,6 +305,7 @@ nlohmann::json speed_json(const SpeedCheck& speed) {
   json["workload"] = {{"side_tokens", reference.side_tokens}, {"heads", reference.heads}, {"head_dim", reference.head_dim},
                       {"dtype", reference.dtype}, {"devices", reference.devices}};
   json["calibration"] = times_json(reference.times);
+  json["calibrated_devices_speedup"] = speed.devices_speedup;
   json["before"] = times_json(speed.before);
   json["after"] = times_json(speed.after);
   json["compute_factor_before"] = speed.factors_before.compute;
@@ -325,9 +327,11 @@ std::string speed_text(const SpeedCheck& speed, double unadjusted_s, double unad
        << " at calibration, " << format_seconds(speed.before.block_s) << " before and " << format_seconds(speed.after.block_s)
        << " after this run: compute x" << format_fixed(speed.factors_before.compute, 3) << " / x"
        << format_fixed(speed.factors_after.compute, 3) << ", mean x" << format_fixed(speed.factors.compute, 3) << "\n";
-  if (speed.before.devices_s > 0) {
+  if (speed.before.devices_s > 0 && !speed.devices_speedup.empty()) {
     auto busy = [&](const SpeedReferenceTimes& times) { return reference.devices * times.alone_s / times.devices_s; };
-    text << "  " << reference.devices << " busy devices deliver " << format_fixed(busy(reference.times), 2) << "x one at calibration, "
+    const size_t level = std::min(speed.devices_speedup.size(), static_cast<size_t>(reference.devices)) - 1;
+    text << "  " << reference.devices << " busy devices deliver " << format_fixed(speed.devices_speedup[level], 2)
+         << "x one in the calibrated curve (" << format_fixed(busy(reference.times), 2) << "x in the reference at calibration), "
          << format_fixed(busy(speed.before), 2) << "x before and " << format_fixed(busy(speed.after), 2)
          << "x after this run: devices x" << format_fixed(speed.factors.devices, 3) << "\n";
   }
@@ -353,6 +357,7 @@ SpeedCheck speed_check_for(const RunFlags& flags) {
     return check;
   }
   check.reference = *file.speed_reference;
+  if (file.sharing) check.devices_speedup = file.sharing->devices_speedup;
   check.status = "applied";
   return check;
 }
@@ -366,7 +371,7 @@ void time_reference(backend::ScheduleExecutor& executor, SpeedCheck& check, bool
   CalibratedSpeedReference compared = check.reference;
   if (now.devices_s <= 0) compared.devices = 1;
   (before ? check.before : check.after) = now;
-  (before ? check.factors_before : check.factors_after) = sim::speed_factors(compared, now);
+  (before ? check.factors_before : check.factors_after) = sim::speed_factors(compared, now, check.devices_speedup);
   check.factors = sim::combined_factors(check.factors_before, check.factors_after);
 }
 

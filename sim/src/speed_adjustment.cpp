@@ -6,17 +6,17 @@
 
 namespace tessera::sim {
 
-SpeedFactors speed_factors(const CalibratedSpeedReference& calibrated, const SpeedReferenceTimes& now) {
+SpeedFactors speed_factors(const CalibratedSpeedReference& calibrated, const SpeedReferenceTimes& now,
+                           const std::vector<double>& devices_speedup) {
   const SpeedReferenceTimes& then = calibrated.times;
   if (!(then.block_s > 0) || !(now.block_s > 0))
     throw UserError("speed reference: the reference block's time must be above 0 s");
   SpeedFactors factors;
   factors.compute = now.block_s / then.block_s;
-  if (calibrated.devices > 1) {
-    if (!(then.alone_s > 0 && then.devices_s > 0 && now.alone_s > 0 && now.devices_s > 0))
-      throw UserError("speed reference: the busy devices' times must be above 0 s");
-    // n alone / makespan, now over then (n cancels).
-    factors.devices = (now.alone_s / now.devices_s) / (then.alone_s / then.devices_s);
+  if (calibrated.devices > 1 && !devices_speedup.empty()) {
+    if (!(now.alone_s > 0 && now.devices_s > 0)) throw UserError("speed reference: the busy devices' times must be above 0 s");
+    const size_t level = std::min(devices_speedup.size(), static_cast<size_t>(calibrated.devices)) - 1;
+    factors.devices = calibrated.devices * now.alone_s / now.devices_s / devices_speedup[level];
   }
   return factors;
 }
@@ -40,7 +40,7 @@ std::vector<double> with_devices_factor(std::vector<double> devices_speedup, dou
   for (size_t index = 1; index < devices_speedup.size(); ++index) {
     const double busy = static_cast<double>(index + 1);
     const double share = std::min(1.0, (busy - 1) / (devices - 1));
-    devices_speedup[index] = std::clamp(devices_speedup[index] * (1 + (devices_factor - 1) * share), 1e-3, 1e6);
+    devices_speedup[index] = std::clamp(devices_speedup[index] * (1 + (devices_factor - 1) * share), 1e-3, busy);
   }
   return devices_speedup;
 }

@@ -22,20 +22,22 @@ CalibratedSpeedReference reference_of(int32_t devices, SpeedReferenceTimes times
 
 TEST_CASE("speed factors are the reference's times now over at calibration", "[sim][speed]") {
   // One device: 15 ms now against 10 ms then is 1.5 times slower; the devices factor stays 1.
-  const SpeedFactors one = speed_factors(reference_of(1, {0.010}), {0.015});
+  const SpeedFactors one = speed_factors(reference_of(1, {0.010}), {0.015}, {});
   CHECK(one.compute == Approx(1.5));
   CHECK(one.devices == 1);
-  // Two devices: at calibration 2 x 8 ms / 4.2 ms = 3.81x (as two blocks' makespan goes),
-  // now 2 x 12 ms / 9 ms = 2.67x: 2.67 / 3.81 = (4/3) (4.2/8) = 0.7.
-  const SpeedFactors two = speed_factors(reference_of(2, {0.010, 0.008, 0.0042}), {0.020, 0.012, 0.009});
+  // Two devices: now 2 x 12 ms / 16 ms = 1.5x one, against the calibrated curve's 1.875x: 0.8.
+  const SpeedFactors two = speed_factors(reference_of(2, {0.010, 0.008, 0.0042}), {0.020, 0.012, 0.016}, {1, 1.875});
   CHECK(two.compute == Approx(2.0));
-  CHECK(two.devices == Approx(0.7));
+  CHECK(two.devices == Approx(0.8));
+  // A curve shorter than the reference's devices: its last entry (1.5x); none: factor 1.
+  CHECK(speed_factors(reference_of(3, {0.010, 0.008, 0.004}), {0.010, 0.009, 0.009}, {1, 1.5}).devices == Approx(2.0));
+  CHECK(speed_factors(reference_of(2, {0.010, 0.008, 0.004}), {0.010, 0.009, 0.009}, {}).devices == 1);
   // Before x1.5 and after x2.5: the mean, x2.
   const SpeedFactors mean = combined_factors({1.5, 0.9}, {2.5, 1.1});
   CHECK(mean.compute == Approx(2.0));
   CHECK(mean.devices == Approx(1.0));
-  CHECK_THROWS_AS(speed_factors(reference_of(1, {0.010}), {0}), UserError);
-  CHECK_THROWS_AS(speed_factors(reference_of(2, {0.010, 0.008, 0.004}), {0.010, 0, 0.004}), UserError);
+  CHECK_THROWS_AS(speed_factors(reference_of(1, {0.010}), {0}, {}), UserError);
+  CHECK_THROWS_AS(speed_factors(reference_of(2, {0.010, 0.008, 0.004}), {0.010, 0, 0.004}, {1, 1.9}), UserError);
 }
 
 TEST_CASE("a compute factor scales every block and merge time by itself", "[sim][speed]") {
@@ -65,13 +67,15 @@ TEST_CASE("a devices factor scales the busy devices' curve up to the reference's
   REQUIRE(two.size() == 2);
   CHECK(two[0] == 1);
   CHECK(two[1] == Approx(0.95));
-  // Measured at 3 devices, x1.3: 2 busy by 1 + 0.3 x 1/2 = 1.15 (1.8 -> 2.07), 3 by 1.3
-  // (2.6 -> 3.38), 4 (beyond the reference) by 1.3 too (3.2 -> 4.16).
-  const std::vector<double> four = with_devices_factor({1, 1.8, 2.6, 3.2}, 1.3, 3);
+  // Measured at 3 devices, x0.8: 2 busy by 1 - 0.2 x 1/2 = 0.9 (1.8 -> 1.62), 3 by 0.8
+  // (2.6 -> 2.08), 4 (beyond the reference) by 0.8 too (3.2 -> 2.56).
+  const std::vector<double> four = with_devices_factor({1, 1.8, 2.6, 3.2}, 0.8, 3);
   CHECK(four[0] == 1);
-  CHECK(four[1] == Approx(2.07));
-  CHECK(four[2] == Approx(3.38));
-  CHECK(four[3] == Approx(4.16));
+  CHECK(four[1] == Approx(1.62));
+  CHECK(four[2] == Approx(2.08));
+  CHECK(four[3] == Approx(2.56));
   // A reference of one device leaves the curve.
   CHECK(with_devices_factor({1, 1.8}, 0.5, 1) == std::vector<double>{1, 1.8});
+  // Two devices never deliver more than twice one: 1.8 x 1.5 = 2.7 stops at 2.
+  CHECK(with_devices_factor({1, 1.8}, 1.5, 2)[1] == 2);
 }
