@@ -127,7 +127,8 @@ int main(int argc, char** argv) {
   validate->add_option("--trace", execute.trace, "write the measured Chrome trace");
   validate->add_option("--speed-reference", execute.speed_reference,
                        "on: time the calibration's speed reference before and after the run and predict at the machine's "
-                       "speed now (the calibration file's compute scaled by it); off: predict at the speed it was calibrated at")
+                       "speed now (the calibrated compute and busy-devices curve scaled by it); compute: scale the compute only; "
+                       "off: predict at the speed it was calibrated at")
       ->capture_default_str();
   validate->add_flag("--json", common.json, "print one JSON object");
 

@@ -124,6 +124,7 @@ struct SpeedCheck {
   SpeedReferenceTimes before, after;
   sim::SpeedFactors factors_before, factors_after, factors;
   std::vector<double> devices_speedup;  // the calibrated busy-devices curve the factor is against
+  bool use_devices = true;              // --speed-reference compute: the compute factor alone
   bool applied() const { return status == "applied"; }
 };
 
@@ -146,7 +147,7 @@ Prediction predict(const CheckedSchedule& checked, const HardwareFlags& hardware
       sharing.concurrency_speedup = file->sharing->concurrency_speedup;
       sharing.devices_speedup = file->sharing->devices_speedup;
       sharing.copy_bytes_per_s = file->sharing->copy_bytes_per_s.value_or(0);
-      if (speed.applied())
+      if (speed.applied() && speed.use_devices)
         sharing.devices_speedup = sim::with_devices_factor(sharing.devices_speedup, speed.factors.devices, speed.reference.devices);
     }
     simulation.options.device_sharing = sharing;
@@ -299,7 +300,8 @@ nlohmann::json times_json(const SpeedReferenceTimes& times) {
 }
 
 nlohmann::json speed_json(const SpeedCheck& speed) {
-  nlohmann::json json = {{"status", speed.status}, {"compute_factor", speed.factors.compute}, {"devices_factor", speed.factors.devices}};
+  nlohmann::json json = {{"status", speed.status}, {"compute_factor", speed.factors.compute}, {"devices_factor", speed.factors.devices},
+                         {"devices_factor_applied", speed.applied() && speed.use_devices}};
   if (!speed.applied()) return json;
   const CalibratedSpeedReference& reference = speed.reference;
   json["workload"] = {{"side_tokens", reference.side_tokens}, {"heads", reference.heads}, {"head_dim", reference.head_dim},
@@ -333,7 +335,8 @@ std::string speed_text(const SpeedCheck& speed, double unadjusted_s, double unad
     text << "  " << reference.devices << " busy devices deliver " << format_fixed(speed.devices_speedup[level], 2)
          << "x one in the calibrated curve (" << format_fixed(busy(reference.times), 2) << "x in the reference at calibration), "
          << format_fixed(busy(speed.before), 2) << "x before and " << format_fixed(busy(speed.after), 2)
-         << "x after this run: devices x" << format_fixed(speed.factors.devices, 3) << "\n";
+         << "x after this run: devices x" << format_fixed(speed.factors.devices, 3)
+         << (speed.use_devices ? "" : " (not applied: --speed-reference compute)") << "\n";
   }
   text << "  without the adjustment: predicted " << format_seconds(unadjusted_s) << ", end-to-end error "
        << format_fixed(100 * unadjusted_error, 1) << " %\n";
@@ -341,12 +344,13 @@ std::string speed_text(const SpeedCheck& speed, double unadjusted_s, double unad
 }
 
 // What validate does about the machine's speed: the flag, and whether the calibration file has
-// a reference to time. UserError for a flag value other than on or off.
+// a reference to time. UserError for a flag value other than on, compute or off.
 SpeedCheck speed_check_for(const RunFlags& flags) {
   SpeedCheck check;
-  if (flags.speed_reference != "on" && flags.speed_reference != "off")
-    throw UserError("--speed-reference: expected on or off, got " + quoted(flags.speed_reference));
+  if (flags.speed_reference != "on" && flags.speed_reference != "compute" && flags.speed_reference != "off")
+    throw UserError("--speed-reference: expected on, compute or off, got " + quoted(flags.speed_reference));
   if (flags.speed_reference == "off") return check;
+  check.use_devices = flags.speed_reference == "on";
   if (flags.calibration.empty()) {
     check.status = "unavailable: no --calibration (factor 1)";
     return check;
@@ -419,6 +423,14 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
   const Prediction predicted =
       speed.applied() ? predict(checked, hardware_flags, network_flags, flags.calibration, simulation, device_of_rank, speed)
                       : unadjusted;
+  // The compute factor alone (the busy-devices curve as calibrated), for comparison.
+  SpeedCheck compute_speed = speed;
+  compute_speed.use_devices = false;
+  const Prediction compute_only =
+      speed.applied() && speed.use_devices
+          ? predict(checked, hardware_flags, network_flags, flags.calibration, simulation, device_of_rank, compute_speed)
+          : predicted;
+  const double compute_only_error = record.makespan_s / compute_only.result.makespan_s - 1;
   const sim::GpuProfile& gpu = simulation.gpu;
 
   // Per op kind: summed durations.
@@ -461,7 +473,10 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
                                                 {"analytical_s", predicted.analytical_s},
                                                 {"unadjusted", {{"predicted_s", unadjusted_end_s},
                                                                 {"relative_error", unadjusted_error},
-                                                                {"abs_error", std::abs(unadjusted_error)}}}}},
+                                                                {"abs_error", std::abs(unadjusted_error)}}},
+                                                {"compute_only", {{"predicted_s", compute_only.result.makespan_s},
+                                                                  {"relative_error", compute_only_error},
+                                                                  {"abs_error", std::abs(compute_only_error)}}}}},
                                 {"speed_reference", speed_json(speed)}}, 2)
               << "\n";
     return 0;

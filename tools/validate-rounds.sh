@@ -5,8 +5,8 @@
 # Each validate times the calibration's speed reference before and after its run and predicts at
 # the machine's speed now (SPEED_REFERENCE=off predicts at the speed of the calibration instead).
 # Prints every run's end-to-end error with the speed adjustment and without it (raw), its speed
-# factors, and, per round, the median and the largest absolute end-to-end error, adjusted and
-# raw. Usage:
+# factors, and, per round, the median and the largest absolute end-to-end error, adjusted, raw
+# and with the compute factor alone (SPEED_REFERENCE=compute makes that the headline). Usage:
 #   tools/validate-rounds.sh [path/to/tessera]      (default: build/release/cli/tessera,
 #                                                    else build/default/cli/tessera)
 # Environment: ROUNDS (3), SEQ (2K), HEADS (4), HEAD_DIM (32), SIDES (64,128,256,512),
@@ -56,7 +56,9 @@ import json, statistics, sys
 round_, runs = sys.argv[1], [json.load(open(path)) for path in sys.argv[2:]]
 adjusted = [r["end_to_end"]["abs_error"] for r in runs]
 raw = [r["end_to_end"]["unadjusted"]["abs_error"] for r in runs]
+compute = [r["end_to_end"]["compute_only"]["abs_error"] for r in runs]
 print(f"round {round_}: median |error| {100 * statistics.median(adjusted):.1f} %, largest {100 * max(adjusted):.1f} % over {len(runs)} validations"
-      f" (raw, at the calibration's speed: median {100 * statistics.median(raw):.1f} %, largest {100 * max(raw):.1f} %)")
+      f" (raw, at the calibration's speed: median {100 * statistics.median(raw):.1f} %, largest {100 * max(raw):.1f} %;"
+      f" compute factor alone: median {100 * statistics.median(compute):.1f} %, largest {100 * max(compute):.1f} %)")
 PY
 done

@@ -369,6 +369,12 @@ TEST_CASE("tessera calibrate and validate on the CPU predict the ranks on the co
   CHECK(off["speed_reference"]["compute_factor"] == 1);
   CHECK(off["end_to_end"]["predicted_s"].get<double>() == Approx(on["end_to_end"]["unadjusted"]["predicted_s"].get<double>()));
   CHECK(off["end_to_end"]["predicted_s"].get<double>() == Approx(off["end_to_end"]["unadjusted"]["predicted_s"].get<double>()));
+  // The compute factor alone: the headline is the compute-only prediction, the devices factor
+  // reported but not applied.
+  const auto compute = run_json("--calibration cli_test_cpu_cal.json --speed-reference compute");
+  CHECK(compute["speed_reference"]["status"] == "applied");
+  CHECK(compute["speed_reference"]["devices_factor_applied"] == false);
+  CHECK(compute["end_to_end"]["predicted_s"].get<double>() == Approx(compute["end_to_end"]["compute_only"]["predicted_s"].get<double>()));
   // A file from before the speed reference: validated at the calibration's speed, saying so.
   {
     std::ifstream in(test_support::scratch_path("cli_test_cpu_cal.json"));
@@ -385,7 +391,7 @@ TEST_CASE("tessera calibrate and validate on the CPU predict the ranks on the co
   CHECK(text.out.find("without the adjustment: predicted") != std::string::npos);
   Run bad = tessera("validate --algo ring --gpus 4 --seq 256 --calibration cli_test_cpu_cal.json --speed-reference maybe");
   CHECK(bad.exit_code == 2);
-  CHECK(bad.err.find("--speed-reference: expected on or off, got 'maybe'") != std::string::npos);
+  CHECK(bad.err.find("--speed-reference: expected on, compute or off, got 'maybe'") != std::string::npos);
   Run negative = tessera("validate --algo ring --gpus 4 --seq 256 --devices -1");
   CHECK(negative.exit_code == 2);
   CHECK(negative.err.find("--devices") != std::string::npos);
