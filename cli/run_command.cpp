@@ -32,7 +32,7 @@
 #include "tessera/scenario/network.hpp"
 #include "tessera/scenario/simulation.hpp"
 #include "tessera/schedules/generators.hpp"
-#include "tessera/sim/speed_adjustment.hpp"
+#include "tessera/scenario/speed_adjustment.hpp"
 
 namespace tessera::cli {
 
@@ -116,13 +116,13 @@ struct Prediction {
   std::string topology;
   double analytical_s = 0;  // the analytical model's time for the same configuration
 };
-// The machine's speed at the run against at calibration (sim/speed_adjustment.hpp): where
+// The machine's speed at the run against at calibration (scenario/speed_adjustment.hpp): where
 // `applied`, predict scales the calibrated compute and devices curve by `factors`.
 struct SpeedCheck {
   std::string status = "off";  // "applied", "off", or "unavailable: why"
   CalibratedSpeedReference reference;
   SpeedReferenceTimes before, after;
-  sim::SpeedFactors factors_before, factors_after, factors;
+  scenario::SpeedFactors factors_before, factors_after, factors;
   std::vector<double> devices_speedup;  // the calibrated busy-devices curve the factor is against
   bool use_devices = true;              // --speed-reference compute: the compute factor alone
   bool applied() const { return status == "applied"; }
@@ -131,7 +131,7 @@ struct SpeedCheck {
 Prediction predict(const CheckedSchedule& checked, const HardwareFlags& hardware_flags, const NetworkFlags& network_flags,
                    const std::string& calibration, scenario::Simulation simulation, const std::vector<int32_t>& device_of_rank,
                    const SpeedCheck& speed = {}) {
-  if (speed.applied()) simulation.gpu = sim::with_compute_factor(simulation.gpu, speed.factors.compute);
+  if (speed.applied()) simulation.gpu = scenario::with_compute_factor(simulation.gpu, speed.factors.compute);
   const int32_t gpus = checked.schedule().gpus;
   scenario::Network network = make_network(network_flags, gpus);
   costmodel::Hardware hardware = make_hardware(hardware_flags);
@@ -148,7 +148,7 @@ Prediction predict(const CheckedSchedule& checked, const HardwareFlags& hardware
       sharing.devices_speedup = file->sharing->devices_speedup;
       sharing.copy_bytes_per_s = file->sharing->copy_bytes_per_s.value_or(0);
       if (speed.applied() && speed.use_devices)
-        sharing.devices_speedup = sim::with_devices_factor(sharing.devices_speedup, speed.factors.devices, speed.reference.devices);
+        sharing.devices_speedup = scenario::with_devices_factor(sharing.devices_speedup, speed.factors.devices, speed.reference.devices);
     }
     simulation.options.device_sharing = sharing;
   }
@@ -375,8 +375,8 @@ void time_reference(backend::ScheduleExecutor& executor, SpeedCheck& check, bool
   CalibratedSpeedReference compared = check.reference;
   if (now.devices_s <= 0) compared.devices = 1;
   (before ? check.before : check.after) = now;
-  (before ? check.factors_before : check.factors_after) = sim::speed_factors(compared, now, check.devices_speedup);
-  check.factors = sim::combined_factors(check.factors_before, check.factors_after);
+  (before ? check.factors_before : check.factors_after) = scenario::speed_factors(compared, now, check.devices_speedup);
+  check.factors = scenario::combined_factors(check.factors_before, check.factors_after);
 }
 
 int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& schedule_flags,

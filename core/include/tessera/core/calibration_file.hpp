@@ -114,7 +114,7 @@ struct CalibratedBlockModel {
 // The machine's speed when it was calibrated, so that `tessera validate` can time the same fixed
 // workload before its run and scale the calibrated compute by how much faster or slower the
 // machine is now (a VM's cores switch between fast and slow states that outlast a calibration;
-// sim/speed_adjustment.hpp). The workload: one full forward block of side_tokens x side_tokens
+// scenario/speed_adjustment.hpp). The workload: one full forward block of side_tokens x side_tokens
 // on one rank (block_s), and where the executor has several devices, one causal diagonal block
 // of that side alone on one device (alone_s) and one on each of `devices` devices at once
 // (devices_s, the makespan): devices x alone_s / devices_s is what the devices deliver

@@ -23,7 +23,7 @@
 #include "tessera/core/calibration_file.hpp"
 #include "tessera/sim/gpu_profile.hpp"
 
-namespace tessera::sim {
+namespace tessera::scenario {
 
 struct SpeedFactors {
   double compute = 1;
@@ -43,7 +43,7 @@ SpeedFactors combined_factors(const SpeedFactors& before, const SpeedFactors& af
 // `gpu` running `compute_factor` times slower: its rates (16-bit, fp32, memory) divided by the
 // factor and its launch overhead multiplied, so that every block_compute_s and merge time is
 // `compute_factor` times the calibrated one.
-GpuProfile with_compute_factor(GpuProfile gpu, double compute_factor);
+sim::GpuProfile with_compute_factor(sim::GpuProfile gpu, double compute_factor);
 
 // The devices curve with the speedup of the reference's `devices` busy devices multiplied by
 // `devices_factor`: entry n (n busy devices) by 1 + (factor - 1) (n - 1) / (devices - 1) up to
@@ -52,4 +52,4 @@ GpuProfile with_compute_factor(GpuProfile gpu, double compute_factor);
 // 1e-3 (the calibration file's range).
 std::vector<double> with_devices_factor(std::vector<double> devices_speedup, double devices_factor, int32_t devices);
 
-}  // namespace tessera::sim
+}  // namespace tessera::scenario

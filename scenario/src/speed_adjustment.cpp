@@ -1,10 +1,10 @@
-#include "tessera/sim/speed_adjustment.hpp"
+#include "tessera/scenario/speed_adjustment.hpp"
 
 #include <algorithm>
 
 #include "tessera/core/error.hpp"
 
-namespace tessera::sim {
+namespace tessera::scenario {
 
 SpeedFactors speed_factors(const CalibratedSpeedReference& calibrated, const SpeedReferenceTimes& now,
                            const std::vector<double>& devices_speedup) {
@@ -25,7 +25,7 @@ SpeedFactors combined_factors(const SpeedFactors& before, const SpeedFactors& af
   return {(before.compute + after.compute) / 2, (before.devices + after.devices) / 2};
 }
 
-GpuProfile with_compute_factor(GpuProfile gpu, double compute_factor) {
+sim::GpuProfile with_compute_factor(sim::GpuProfile gpu, double compute_factor) {
   if (!(compute_factor > 0)) throw UserError("speed reference: the compute factor must be above 0");
   gpu.peak_flops_per_s_16bit /= compute_factor;
   gpu.peak_flops_per_s_fp32 /= compute_factor;
@@ -45,4 +45,4 @@ std::vector<double> with_devices_factor(std::vector<double> devices_speedup, dou
   return devices_speedup;
 }
 
-}  // namespace tessera::sim
+}  // namespace tessera::scenario

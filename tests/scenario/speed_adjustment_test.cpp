@@ -1,12 +1,14 @@
-// The speed adjustment of `tessera validate` (sim/speed_adjustment.hpp): hand-worked factors from
+// The speed adjustment of `tessera validate` (scenario/speed_adjustment.hpp): hand-worked factors from
 // reference times, and the compute model and devices curve they scale.
 #include <catch2/catch.hpp>
 
 #include "tessera/core/error.hpp"
-#include "tessera/sim/speed_adjustment.hpp"
+#include "tessera/scenario/speed_adjustment.hpp"
 
 using namespace tessera;
-using namespace tessera::sim;
+using namespace tessera::scenario;
+using tessera::sim::GpuProfile;
+using tessera::sim::block_compute_s;
 
 namespace {
 CalibratedSpeedReference reference_of(int32_t devices, SpeedReferenceTimes times) {
@@ -20,7 +22,7 @@ CalibratedSpeedReference reference_of(int32_t devices, SpeedReferenceTimes times
 }
 }  // namespace
 
-TEST_CASE("speed factors are the reference's times now over at calibration", "[sim][speed]") {
+TEST_CASE("speed factors are the reference's times now over at calibration", "[scenario][speed]") {
   // One device: 15 ms now against 10 ms then is 1.5 times slower; the devices factor stays 1.
   const SpeedFactors one = speed_factors(reference_of(1, {0.010}), {0.015}, {});
   CHECK(one.compute == Approx(1.5));
@@ -40,7 +42,7 @@ TEST_CASE("speed factors are the reference's times now over at calibration", "[s
   CHECK_THROWS_AS(speed_factors(reference_of(2, {0.010, 0.008, 0.004}), {0.010, 0, 0.004}, {1, 1.9}), UserError);
 }
 
-TEST_CASE("a compute factor scales every block and merge time by itself", "[sim][speed]") {
+TEST_CASE("a compute factor scales every block and merge time by itself", "[scenario][speed]") {
   GpuProfile gpu;
   gpu.peak_flops_per_s_fp32 = 1e9;
   gpu.max_efficiency = 1;
@@ -61,7 +63,7 @@ TEST_CASE("a compute factor scales every block and merge time by itself", "[sim]
   CHECK_THROWS_AS(with_compute_factor(gpu, 0), UserError);
 }
 
-TEST_CASE("a devices factor scales the busy devices' curve up to the reference's devices and beyond", "[sim][speed]") {
+TEST_CASE("a devices factor scales the busy devices' curve up to the reference's devices and beyond", "[scenario][speed]") {
   // Two devices: 1.9x at calibration, x0.5 now: 0.95x; one device stays 1.
   const std::vector<double> two = with_devices_factor({1, 1.9}, 0.5, 2);
   REQUIRE(two.size() == 2);
