@@ -578,6 +578,12 @@ int calibrate(const ProblemFlags& problem_flags, const RunFlags& flags) {
     }
     std::cout << "; copies " << (calibration.copy_bytes_per_s > 0 ? format_bytes(calibration.copy_bytes_per_s) + "/s" : std::string("not measurable"));
   }
+  const CalibratedSpeedReference& reference = calibration.speed_reference;
+  std::cout << "\nspeed reference (validate times it again): a " << reference.side_tokens << "-token forward block in "
+            << format_seconds(reference.times.block_s);
+  if (reference.devices > 1)
+    std::cout << "; a diagonal block on each of " << reference.devices << " devices at once delivers "
+              << format_fixed(reference.devices * reference.times.alone_s / reference.times.devices_s, 2) << "x one alone";
   std::cout << "\nspread: every timed figure within " << format_fixed(100 * calibration.spread, 1)
             << " % (max - min over median) across its " << flags.repeats << " repeats"
             << "\nwrote " << flags.calibration << "\n";
