@@ -125,6 +125,11 @@ int main(int argc, char** argv) {
   validate->add_option("--calibration", execute.calibration, "calibration JSON written by `tessera calibrate`");
   validate->add_option("--gpu", execute.gpu, "GPU profile when no calibration is given")->capture_default_str();
   validate->add_option("--trace", execute.trace, "write the measured Chrome trace");
+  validate->add_option("--speed-reference", execute.speed_reference,
+                       "on: time the calibration's speed reference before and after the run and predict at the machine's "
+                       "speed now (the calibrated compute and busy-devices curve scaled by it); compute: scale the compute only; "
+                       "off: predict at the speed it was calibrated at")
+      ->capture_default_str();
   validate->add_flag("--json", common.json, "print one JSON object");
 
   auto* calibrate = app.add_subcommand("calibrate", "measure block attention speed and write the simulator's calibration file");

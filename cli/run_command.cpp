@@ -32,6 +32,7 @@
 #include "tessera/scenario/network.hpp"
 #include "tessera/scenario/simulation.hpp"
 #include "tessera/schedules/generators.hpp"
+#include "tessera/scenario/speed_adjustment.hpp"
 
 namespace tessera::cli {
 
@@ -115,8 +116,22 @@ struct Prediction {
   std::string topology;
   double analytical_s = 0;  // the analytical model's time for the same configuration
 };
+// The machine's speed at the run against at calibration (scenario/speed_adjustment.hpp): where
+// `applied`, predict scales the calibrated compute and devices curve by `factors`.
+struct SpeedCheck {
+  std::string status = "off";  // "applied", "off", or "unavailable: why"
+  CalibratedSpeedReference reference;
+  SpeedReferenceTimes before, after;
+  scenario::SpeedFactors factors_before, factors_after, factors;
+  std::vector<double> devices_speedup;  // the calibrated busy-devices curve the factor is against
+  bool use_devices = true;              // --speed-reference compute: the compute factor alone
+  bool applied() const { return status == "applied"; }
+};
+
 Prediction predict(const CheckedSchedule& checked, const HardwareFlags& hardware_flags, const NetworkFlags& network_flags,
-                   const std::string& calibration, scenario::Simulation simulation, const std::vector<int32_t>& device_of_rank) {
+                   const std::string& calibration, scenario::Simulation simulation, const std::vector<int32_t>& device_of_rank,
+                   const SpeedCheck& speed = {}) {
+  if (speed.applied()) simulation.gpu = scenario::with_compute_factor(simulation.gpu, speed.factors.compute);
   const int32_t gpus = checked.schedule().gpus;
   scenario::Network network = make_network(network_flags, gpus);
   costmodel::Hardware hardware = make_hardware(hardware_flags);
@@ -132,6 +147,8 @@ Prediction predict(const CheckedSchedule& checked, const HardwareFlags& hardware
       sharing.concurrency_speedup = file->sharing->concurrency_speedup;
       sharing.devices_speedup = file->sharing->devices_speedup;
       sharing.copy_bytes_per_s = file->sharing->copy_bytes_per_s.value_or(0);
+      if (speed.applied() && speed.use_devices)
+        sharing.devices_speedup = scenario::with_devices_factor(sharing.devices_speedup, speed.factors.devices, speed.reference.devices);
     }
     simulation.options.device_sharing = sharing;
   }
@@ -273,6 +290,95 @@ int execute_and_compare(const ProblemFlags& problem_flags, const ScheduleFlags& 
   return passed ? 0 : 1;
 }
 
+nlohmann::json times_json(const SpeedReferenceTimes& times) {
+  nlohmann::json json = {{"block_s", times.block_s}};
+  if (times.devices_s > 0) {
+    json["alone_s"] = times.alone_s;
+    json["devices_s"] = times.devices_s;
+  }
+  return json;
+}
+
+nlohmann::json speed_json(const SpeedCheck& speed) {
+  nlohmann::json json = {{"status", speed.status}, {"compute_factor", speed.factors.compute}, {"devices_factor", speed.factors.devices},
+                         {"devices_factor_applied", speed.applied() && speed.use_devices}};
+  if (!speed.applied()) return json;
+  const CalibratedSpeedReference& reference = speed.reference;
+  json["workload"] = {{"side_tokens", reference.side_tokens}, {"heads", reference.heads}, {"head_dim", reference.head_dim},
+                      {"dtype", reference.dtype}, {"devices", reference.devices}};
+  json["calibration"] = times_json(reference.times);
+  json["calibrated_devices_speedup"] = speed.devices_speedup;
+  json["before"] = times_json(speed.before);
+  json["after"] = times_json(speed.after);
+  json["compute_factor_before"] = speed.factors_before.compute;
+  json["compute_factor_after"] = speed.factors_after.compute;
+  json["devices_factor_before"] = speed.factors_before.devices;
+  json["devices_factor_after"] = speed.factors_after.devices;
+  return json;
+}
+
+// The speed adjustment in words, with the prediction without it.
+std::string speed_text(const SpeedCheck& speed, double unadjusted_s, double unadjusted_error) {
+  std::ostringstream text;
+  if (!speed.applied()) {
+    text << "speed reference: " << speed.status << "\n";
+    return text.str();
+  }
+  const CalibratedSpeedReference& reference = speed.reference;
+  text << "speed reference: a " << reference.side_tokens << "-token forward block took " << format_seconds(reference.times.block_s)
+       << " at calibration, " << format_seconds(speed.before.block_s) << " before and " << format_seconds(speed.after.block_s)
+       << " after this run: compute x" << format_fixed(speed.factors_before.compute, 3) << " / x"
+       << format_fixed(speed.factors_after.compute, 3) << ", mean x" << format_fixed(speed.factors.compute, 3) << "\n";
+  if (speed.before.devices_s > 0 && !speed.devices_speedup.empty()) {
+    auto busy = [&](const SpeedReferenceTimes& times) { return reference.devices * times.alone_s / times.devices_s; };
+    const size_t level = std::min(speed.devices_speedup.size(), static_cast<size_t>(reference.devices)) - 1;
+    text << "  " << reference.devices << " busy devices deliver " << format_fixed(speed.devices_speedup[level], 2)
+         << "x one in the calibrated curve (" << format_fixed(busy(reference.times), 2) << "x in the reference at calibration), "
+         << format_fixed(busy(speed.before), 2) << "x before and " << format_fixed(busy(speed.after), 2)
+         << "x after this run: devices x" << format_fixed(speed.factors.devices, 3)
+         << (speed.use_devices ? "" : " (not applied: --speed-reference compute)") << "\n";
+  }
+  text << "  without the adjustment: predicted " << format_seconds(unadjusted_s) << ", end-to-end error "
+       << format_fixed(100 * unadjusted_error, 1) << " %\n";
+  return text.str();
+}
+
+// What validate does about the machine's speed: the flag, and whether the calibration file has
+// a reference to time. UserError for a flag value other than on, compute or off.
+SpeedCheck speed_check_for(const RunFlags& flags) {
+  SpeedCheck check;
+  if (flags.speed_reference != "on" && flags.speed_reference != "compute" && flags.speed_reference != "off")
+    throw UserError("--speed-reference: expected on, compute or off, got " + quoted(flags.speed_reference));
+  if (flags.speed_reference == "off") return check;
+  check.use_devices = flags.speed_reference == "on";
+  if (flags.calibration.empty()) {
+    check.status = "unavailable: no --calibration (factor 1)";
+    return check;
+  }
+  const CalibrationFile file = read_calibration_file(flags.calibration);
+  if (!file.speed_reference) {
+    check.status = "unavailable: " + flags.calibration + " has no speed_reference (calibrated before it was recorded; factor 1)";
+    return check;
+  }
+  check.reference = *file.speed_reference;
+  if (file.sharing) check.devices_speedup = file.sharing->devices_speedup;
+  check.status = "applied";
+  return check;
+}
+
+// Times the reference now on the executor of the run (`when` before or after it): the factors
+// against the calibration's. A reference of several devices on an executor that now has fewer
+// keeps the devices curve (factor 1) and says so.
+void time_reference(backend::ScheduleExecutor& executor, SpeedCheck& check, bool before) {
+  if (!check.applied()) return;
+  const SpeedReferenceTimes now = backend::time_speed_reference(executor, check.reference, 5);
+  CalibratedSpeedReference compared = check.reference;
+  if (now.devices_s <= 0) compared.devices = 1;
+  (before ? check.before : check.after) = now;
+  (before ? check.factors_before : check.factors_after) = scenario::speed_factors(compared, now, check.devices_speedup);
+  check.factors = scenario::combined_factors(check.factors_before, check.factors_after);
+}
+
 int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& schedule_flags,
                         const HardwareFlags& hardware_flags, const NetworkFlags& network_flags, const RunFlags& flags,
                         const CommonFlags& common) {
@@ -286,6 +392,7 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
   simulation_text.calibration = flags.calibration;
   const scenario::Simulation simulation = scenario::make_simulation(simulation_text, make_hardware(hardware_flags));
   backend::require_ready(executor->can_run(checked));
+  SpeedCheck speed = speed_check_for(flags);
 
   // Measured: inputs need the forward's O and LSE for backward passes; their values do not
   // change the time, so a cheap stand-in (zeros and LSE 0) is used instead of a dense reference.
@@ -298,18 +405,32 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
   const Prediction before =
       predict(checked, hardware_flags, network_flags, flags.calibration, simulation, devices_of_run(flags, planned, schedule.gpus));
   backend::ExecutionRecord record;
+  time_reference(*executor, speed, true);
   {
     RunTicker ticker(before.result.makespan_s);
     executor->execute(checked, tensors, record);
   }
+  time_reference(*executor, speed, false);
   if (!record.reporting) return 0;  // an MPI process other than 0: process 0 reports
   if (!flags.trace.empty()) write_measured_trace(flags.trace, schedule, record);
 
   // What ran is what is predicted: the record's own devices.
   const std::vector<int32_t> device_of_rank = devices_of_run(flags, record, schedule.gpus);
-  const Prediction predicted = device_of_rank == devices_of_run(flags, planned, schedule.gpus)
-                                   ? before
-                                   : predict(checked, hardware_flags, network_flags, flags.calibration, simulation, device_of_rank);
+  // Unadjusted: at the speed of the calibration; the headline prediction at the speed of now.
+  const Prediction unadjusted = device_of_rank == devices_of_run(flags, planned, schedule.gpus)
+                                    ? before
+                                    : predict(checked, hardware_flags, network_flags, flags.calibration, simulation, device_of_rank);
+  const Prediction predicted =
+      speed.applied() ? predict(checked, hardware_flags, network_flags, flags.calibration, simulation, device_of_rank, speed)
+                      : unadjusted;
+  // The compute factor alone (the busy-devices curve as calibrated), for comparison.
+  SpeedCheck compute_speed = speed;
+  compute_speed.use_devices = false;
+  const Prediction compute_only =
+      speed.applied() && speed.use_devices
+          ? predict(checked, hardware_flags, network_flags, flags.calibration, simulation, device_of_rank, compute_speed)
+          : predicted;
+  const double compute_only_error = record.makespan_s / compute_only.result.makespan_s - 1;
   const sim::GpuProfile& gpu = simulation.gpu;
 
   // Per op kind: summed durations.
@@ -336,6 +457,8 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
   }
   const double predicted_end_s = predicted.result.makespan_s;
   const double error = record.makespan_s / predicted_end_s - 1;
+  const double unadjusted_end_s = unadjusted.result.makespan_s;
+  const double unadjusted_error = record.makespan_s / unadjusted_end_s - 1;
   const int32_t devices = device_of_rank.empty() ? schedule.gpus : *std::max_element(device_of_rank.begin(), device_of_rank.end()) + 1;
   if (common.json) {
     nlohmann::json by_kind = nlohmann::json::object();
@@ -347,7 +470,14 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
                                 {"profile", gpu.name}, {"calibration", flags.calibration}, {"by_kind", by_kind},
                                 {"end_to_end", {{"predicted_s", predicted_end_s}, {"measured_s", record.makespan_s},
                                                 {"relative_error", error}, {"abs_error", std::abs(error)},
-                                                {"analytical_s", predicted.analytical_s}}}}, 2)
+                                                {"analytical_s", predicted.analytical_s},
+                                                {"unadjusted", {{"predicted_s", unadjusted_end_s},
+                                                                {"relative_error", unadjusted_error},
+                                                                {"abs_error", std::abs(unadjusted_error)}}},
+                                                {"compute_only", {{"predicted_s", compute_only.result.makespan_s},
+                                                                  {"relative_error", compute_only_error},
+                                                                  {"abs_error", std::abs(compute_only_error)}}}}},
+                                {"speed_reference", speed_json(speed)}}, 2)
               << "\n";
     return 0;
   }
@@ -368,6 +498,7 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
             << " %, " << (std::abs(error) <= 0.10 ? "within" : "outside") << " 10 %); " << schedule.gpus << " ranks on "
             << devices << (devices == 1 ? " device" : " devices") << "; per op kind, summed op times (ops on a shared device "
             << "run concurrently, so they add up to more than the end to end)\n";
+  std::cout << speed_text(speed, unadjusted_end_s, unadjusted_error);
   return 0;
 }
 
@@ -447,6 +578,12 @@ int calibrate(const ProblemFlags& problem_flags, const RunFlags& flags) {
     }
     std::cout << "; copies " << (calibration.copy_bytes_per_s > 0 ? format_bytes(calibration.copy_bytes_per_s) + "/s" : std::string("not measurable"));
   }
+  const CalibratedSpeedReference& reference = calibration.speed_reference;
+  std::cout << "\nspeed reference (validate times it again): a " << reference.side_tokens << "-token forward block in "
+            << format_seconds(reference.times.block_s);
+  if (reference.devices > 1)
+    std::cout << "; a diagonal block on each of " << reference.devices << " devices at once delivers "
+              << format_fixed(reference.devices * reference.times.alone_s / reference.times.devices_s, 2) << "x one alone";
   std::cout << "\nspread: every timed figure within " << format_fixed(100 * calibration.spread, 1)
             << " % (max - min over median) across its " << flags.repeats << " repeats"
             << "\nwrote " << flags.calibration << "\n";

@@ -20,6 +20,7 @@ struct RunFlags {
   std::string save;  // run: folder for the inputs and outputs as .npy files
   std::string load;  // run: folder with Q, K, V, dO .npy files to run on
   int32_t devices = 0;      // cpu: cores the ranks run on (0: every core)
+  std::string speed_reference = "on";  // validate: on (scale to the machine's speed now) or off
   int concurrency = 4;      // calibrate: concurrent blocks measured on one device (1 .. this)
 };
 

@@ -128,7 +128,55 @@ double lower_quartile(std::vector<double> values) {
 // the host) falls on every side and kind alike rather than on the ones timed during it; passes go
 // on until `repeats` of them and a second of timing (at most 200). Each figure is the lower
 // quartile of its runs.
-void time_blocks(ScheduleExecutor& executor, const Problem& problem, std::vector<BlockMeasurement>& blocks, int repeats) {
+double makespan_of_run(ScheduleExecutor& executor, const TimingRun& run);
+bool on_own_devices(const ScheduleExecutor& executor, int32_t ranks);
+
+// The speed reference's runs: its block (one rank), and where it has several devices, one block
+// alone and one on each device at once.
+struct ReferenceRuns {
+  std::vector<TimingRun> runs;  // block; alone, devices
+  std::vector<std::vector<double>> times;
+  void time_once(ScheduleExecutor& executor) {
+    times.resize(runs.size());
+    times[0].push_back(op_time(executor, runs[0], OpKind::compute));
+    for (size_t index = 1; index < runs.size(); ++index) times[index].push_back(makespan_of_run(executor, runs[index]));
+  }
+};
+
+Problem reference_problem(const CalibratedSpeedReference& reference) {
+  Problem problem;
+  problem.heads = reference.heads;
+  problem.kv_heads = reference.heads;
+  problem.head_dim = reference.head_dim;
+  problem.head_dim_v = reference.head_dim;
+  problem.dtype = parse_dtype(reference.dtype);
+  return problem;
+}
+
+ReferenceRuns reference_runs(const ScheduleExecutor& executor, const CalibratedSpeedReference& reference) {
+  const Problem problem = reference_problem(reference);
+  ReferenceRuns runs;
+  runs.runs.push_back(timing_run(executor, problem, reference.side_tokens, 1, Pass::forward));
+  if (reference.devices > 1 && on_own_devices(executor, reference.devices)) {
+    runs.runs.push_back(independent_blocks_run(executor, problem, reference.side_tokens, 1));
+    runs.runs.push_back(independent_blocks_run(executor, problem, reference.side_tokens, reference.devices));
+  }
+  return runs;
+}
+
+SpeedReferenceTimes reference_times(const ReferenceRuns& runs) {
+  SpeedReferenceTimes times;
+  times.block_s = lower_quartile(runs.times[0]);
+  if (runs.times.size() == 3) {
+    times.alone_s = lower_quartile(runs.times[1]);
+    times.devices_s = lower_quartile(runs.times[2]);
+  }
+  return times;
+}
+
+void time_blocks(ScheduleExecutor& executor, const Problem& problem, std::vector<BlockMeasurement>& blocks, int repeats,
+                 CalibratedSpeedReference& reference) {
+  ReferenceRuns reference_set = reference_runs(executor, reference);
   std::vector<TimingRun> runs;
   for (const BlockMeasurement& block : blocks) {
     const int64_t side = block.side_tokens;
@@ -139,10 +187,16 @@ void time_blocks(ScheduleExecutor& executor, const Problem& problem, std::vector
   }
   double pass_s = 0;
   for (const TimingRun& run : runs) pass_s += op_time(executor, run, OpKind::compute);
+  reference_set.time_once(executor);  // its warm-up
+  reference_set.times.assign(reference_set.runs.size(), {});
   const int passes = std::max(repeats, static_cast<int>(std::min(200.0, std::ceil(1.0 / std::max(pass_s, 1e-9)))));
   std::vector<std::vector<double>> times(runs.size());
-  for (int pass = 0; pass < passes; ++pass)
+  for (int pass = 0; pass < passes; ++pass) {
     for (size_t index = 0; index < runs.size(); ++index) times[index].push_back(op_time(executor, runs[index], OpKind::compute));
+    reference_set.time_once(executor);
+  }
+  reference.times = reference_times(reference_set);
+  if (reference_set.runs.size() < 3) reference.devices = 1;
   for (const auto& figure : times) widest_spread = std::max(widest_spread, spread_of(figure));
   for (size_t block = 0; block < blocks.size(); ++block) {
     blocks[block].forward_s = lower_quartile(times[4 * block]);
@@ -225,6 +279,30 @@ double median_speedup(ScheduleExecutor& one_executor, const TimingRun& one, Sche
 }
 
 }  // namespace
+
+CalibratedSpeedReference speed_reference_workload(const ScheduleExecutor& executor, const Problem& shape, int64_t side) {
+  CalibratedSpeedReference reference;
+  reference.side_tokens = side;
+  reference.heads = shape.heads;
+  reference.head_dim = shape.head_dim;
+  reference.dtype = to_string(shape.dtype);
+  int32_t devices = 1;
+  while (devices < 16 && on_own_devices(executor, devices + 1)) ++devices;
+  reference.devices = devices;
+  return reference;
+}
+
+SpeedReferenceTimes time_speed_reference(ScheduleExecutor& executor, const CalibratedSpeedReference& reference, int repeats) {
+  ReferenceRuns runs = reference_runs(executor, reference);
+  runs.time_once(executor);  // warm-up
+  double pass_s = 0;
+  for (const auto& figure : runs.times) pass_s += figure.front();
+  runs.times.assign(runs.runs.size(), {});
+  constexpr double kTimedSeconds = 0.2;
+  const int passes = std::max(repeats, static_cast<int>(std::min(100.0, std::ceil(kTimedSeconds / std::max(pass_s, 1e-9)))));
+  for (int pass = 0; pass < passes; ++pass) runs.time_once(executor);
+  return reference_times(runs);
+}
 
 std::pair<double, double> fit_link(const std::vector<std::pair<double, double>>& bytes_seconds) {
   const auto n = static_cast<double>(bytes_seconds.size());
@@ -393,7 +471,8 @@ ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& 
                   static_cast<double>(heads);
     calibration.blocks.push_back(block);
   }
-  time_blocks(executor, shape, calibration.blocks, repeats);  // the diagonal blocks say what masked pairs cost
+  calibration.speed_reference = speed_reference_workload(executor, shape, sides[sides.size() / 2]);
+  time_blocks(executor, shape, calibration.blocks, repeats, calibration.speed_reference);  // the diagonal blocks say what masked pairs cost
   for (const BlockMeasurement& block : calibration.blocks) {
     const int64_t side = block.side_tokens;
     step("block " + std::to_string(side) + "x" + std::to_string(side) + ": forward " + std::to_string(block.forward_s * 1e3) +
@@ -476,6 +555,7 @@ CalibrationFile calibration_file(const ComputeCalibration& calibration, const st
   if (std::all_of(calibration.blocks.begin(), calibration.blocks.end(), [](const auto& block) { return block.diagonal_forward_s > 0; }))
     file.block_model = CalibratedBlockModel{calibration.masked_pair_cost, calibration.backward_masked_pair_cost,
                                             calibration.backward_half_efficiency_tokens};
+  if (calibration.speed_reference.times.block_s > 0) file.speed_reference = calibration.speed_reference;
   if (calibration.merge_bytes_per_s > 0) file.hbm_bytes_per_s = calibration.merge_bytes_per_s;
   // Not part of the GPU profile: `tessera validate` uses it for its uniform network.
   if (calibration.link_bytes_per_s > 0) file.link = CalibratedLink{calibration.link_bytes_per_s, calibration.link_latency_s};

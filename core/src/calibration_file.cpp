@@ -1,6 +1,7 @@
 #include "tessera/core/calibration_file.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <vector>
@@ -132,6 +133,41 @@ CalibratedSharing read_sharing(const JsonReader& reader, const json& sharing) {
   return result;
 }
 
+CalibratedSpeedReference read_speed_reference(const JsonReader& reader, const json& reference) {
+  const std::string name = "speed_reference";
+  reader.object(reference, name);
+  require_known_keys(reader, reference, name,
+                     {"side_tokens", "heads", "head_dim", "dtype", "block_s", "devices", "alone_s", "devices_s"});
+  constexpr Range kCount{1, 1e6};
+  constexpr Range kReferenceSeconds{0, 100, false};
+  constexpr Range kDevices{1, 4096};
+  auto field = [&](const char* key, const Range& range) {
+    return in_range(reader, reader.field(reference, name, key), name + "." + key, range);
+  };
+  auto whole = [&](const char* key, const Range& range) {
+    const double value = field(key, range);
+    if (value != std::floor(value)) reader.fail(name + "." + key, "expected a whole number, got " + shown(value));
+    return static_cast<int64_t>(value);
+  };
+  CalibratedSpeedReference result;
+  result.side_tokens = whole("side_tokens", kCount);
+  result.heads = whole("heads", kCount);
+  result.head_dim = whole("head_dim", kCount);
+  result.dtype = reader.text(reader.field(reference, name, "dtype"), name + ".dtype");
+  if (result.dtype != "fp32" && result.dtype != "bf16" && result.dtype != "fp16")
+    reader.fail(name + ".dtype", "expected fp32, bf16 or fp16, got " + tessera::quoted(result.dtype));
+  result.times.block_s = field("block_s", kReferenceSeconds);
+  result.devices = static_cast<int32_t>(whole("devices", kDevices));
+  const bool has_alone = JsonReader::has(reference, "alone_s"), has_devices = JsonReader::has(reference, "devices_s");
+  if (result.devices == 1 && (has_alone || has_devices))
+    reader.fail(name + (has_alone ? ".alone_s" : ".devices_s"), "expected only where devices is 2 or more (devices is 1)");
+  if (result.devices > 1) {
+    result.times.alone_s = field("alone_s", kReferenceSeconds);
+    result.times.devices_s = field("devices_s", kReferenceSeconds);
+  }
+  return result;
+}
+
 nlohmann::json record_json(const CalibrationRecord& record) {
   nlohmann::json blocks = nlohmann::json::array();
   for (const MeasuredBlock& block : record.blocks)
@@ -154,7 +190,7 @@ CalibrationFile calibration_from_json(const json& document, const std::string& s
   require_known_keys(reader, document, "",
                      {"gpu", "device", "peak_flops_per_s_16bit", "peak_flops_per_s_fp32", "hbm_bytes_per_s",
                       "max_efficiency", "half_efficiency_tokens", "launch_overhead_s", "backward_rate_ratio",
-                      "block_model", "message", "link", "intra_node_link", "inter_node_link", "sharing", "measured"});
+                      "block_model", "message", "link", "intra_node_link", "inter_node_link", "sharing", "speed_reference", "measured"});
   CalibrationFile file;
   if (JsonReader::has(document, "gpu")) {
     const json& gpu = document.at("gpu");
@@ -180,6 +216,8 @@ CalibrationFile calibration_from_json(const json& document, const std::string& s
                                     std::pair{"inter_node_link", &file.inter_node_link}})
     if (JsonReader::has(document, key)) *target = read_link(reader, document.at(key), key);
   if (JsonReader::has(document, "sharing")) file.sharing = read_sharing(reader, document.at("sharing"));
+  if (JsonReader::has(document, "speed_reference"))
+    file.speed_reference = read_speed_reference(reader, document.at("speed_reference"));
   // "measured" is the record of the fit, written for people: any JSON is accepted, none is read.
   return file;
 }
@@ -223,6 +261,17 @@ void write_calibration_file(const std::string& path, const CalibrationFile& file
     if (!file.sharing->devices_speedup.empty()) sharing["devices_speedup"] = file.sharing->devices_speedup;
     if (file.sharing->copy_bytes_per_s) sharing["copy_bytes_per_s"] = *file.sharing->copy_bytes_per_s;
     json["sharing"] = sharing;
+  }
+  if (file.speed_reference) {
+    const CalibratedSpeedReference& reference = *file.speed_reference;
+    nlohmann::json object = {{"side_tokens", reference.side_tokens}, {"heads", reference.heads},
+                             {"head_dim", reference.head_dim}, {"dtype", reference.dtype},
+                             {"block_s", reference.times.block_s}, {"devices", reference.devices}};
+    if (reference.devices > 1) {
+      object["alone_s"] = reference.times.alone_s;
+      object["devices_s"] = reference.times.devices_s;
+    }
+    json["speed_reference"] = object;
   }
   if (file.measured) json["measured"] = record_json(*file.measured);
   // Never write a file the reader would refuse: a fit that lands outside the accepted ranges (noisy

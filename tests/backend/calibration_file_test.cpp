@@ -255,3 +255,67 @@ TEST_CASE("the per-level links read back, and are checked as link is", "[backend
   REQUIRE_THROWS_WITH(read_calibration_file(scratch_path("calibration_bad_level2.json")),
                       Catch::Contains("intra_node_link.latency_s: missing"));
 }
+
+TEST_CASE("the speed reference reads back what was written, and older files read without it", "[backend][calibration]") {
+  CalibrationFile written;
+  CalibratedSpeedReference reference;
+  reference.side_tokens = 256;
+  reference.heads = 4;
+  reference.head_dim = 32;
+  reference.dtype = "bf16";
+  reference.devices = 2;
+  reference.times = {0.0102, 0.0068, 0.0071};
+  written.speed_reference = reference;
+  write_calibration_file(scratch_path("calibration_speed_reference.json"), written);
+  const CalibrationFile read = read_calibration_file(scratch_path("calibration_speed_reference.json"));
+  REQUIRE(read.speed_reference.has_value());
+  CHECK(read.speed_reference->side_tokens == 256);
+  CHECK(read.speed_reference->heads == 4);
+  CHECK(read.speed_reference->head_dim == 32);
+  CHECK(read.speed_reference->dtype == "bf16");
+  CHECK(read.speed_reference->devices == 2);
+  CHECK(read.speed_reference->times.block_s == 0.0102);
+  CHECK(read.speed_reference->times.alone_s == 0.0068);
+  CHECK(read.speed_reference->times.devices_s == 0.0071);
+
+  // One device: no busy-devices times written, none read.
+  written.speed_reference->devices = 1;
+  write_calibration_file(scratch_path("calibration_speed_reference_1.json"), written);
+  std::ifstream file(scratch_path("calibration_speed_reference_1.json"));
+  const nlohmann::json json = nlohmann::json::parse(file);
+  CHECK_FALSE(json.at("speed_reference").contains("alone_s"));
+  const CalibrationFile one = read_calibration_file(scratch_path("calibration_speed_reference_1.json"));
+  CHECK(one.speed_reference->times.devices_s == 0);
+
+  write_text(scratch_path("calibration_no_reference.json"), R"({"gpu": "h100", "peak_flops_per_s_fp32": 3e9})");
+  CHECK_FALSE(read_calibration_file(scratch_path("calibration_no_reference.json")).speed_reference.has_value());
+}
+
+TEST_CASE("a bad speed reference is refused naming the field", "[backend][calibration]") {
+  auto message = [](const std::string& fields) {
+    const std::string path = scratch_path("calibration_bad_reference.json");
+    write_text(path, R"({"speed_reference": {)" + fields + "}}");
+    try {
+      read_calibration_file(path);
+    } catch (const UserError& error) {
+      return std::string(error.what()).substr(path.size() + 2);
+    }
+    return std::string("accepted");
+  };
+  const std::string shape = R"("side_tokens": 256, "heads": 4, "head_dim": 32, "dtype": "fp32", )";
+  CHECK(message(shape + R"("block_s": 0.01, "devices": 1)") == "accepted");
+  CHECK(message(shape + R"("block_s": 0, "devices": 1)") ==
+        "speed_reference.block_s: expected a number from 0 (exclusive) to 100, got 0");
+  CHECK(message(shape + R"("block_s": 0.01, "devices": 0)") == "speed_reference.devices: expected a number from 1 to 4096, got 0");
+  CHECK(message(shape + R"("block_s": 0.01, "devices": 1.5)") == "speed_reference.devices: expected a whole number, got 1.5");
+  CHECK(message(shape + R"("block_s": 0.01, "devices": 2, "alone_s": 0.01)") == "speed_reference.devices_s: missing");
+  CHECK(message(shape + R"("block_s": 0.01, "devices": 1, "alone_s": 0.01)") ==
+        "speed_reference.alone_s: expected only where devices is 2 or more (devices is 1)");
+  CHECK(message(shape + R"("block_s": 0.01, "devices": 2, "alone_s": 0.01, "devices_s": -1)") ==
+        "speed_reference.devices_s: expected a number from 0 (exclusive) to 100, got -1");
+  CHECK(message(R"("side_tokens": 256, "heads": 4, "head_dim": 32, "dtype": "int8", "block_s": 0.01, "devices": 1)") ==
+        "speed_reference.dtype: expected fp32, bf16 or fp16, got 'int8'");
+  CHECK(message(R"("heads": 4, "head_dim": 32, "dtype": "fp32", "block_s": 0.01, "devices": 1)") ==
+        "speed_reference.side_tokens: missing");
+  CHECK(message(shape + R"("block_s": 0.01, "devices": 1, "speed": 2)").rfind("speed_reference.speed: unknown field", 0) == 0);
+}

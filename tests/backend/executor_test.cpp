@@ -172,6 +172,19 @@ TEST_CASE("calibrating the CPU executor measures every block size and writes the
   CHECK(file.peak_flops_per_s_16bit == calibration.peak_flops_per_s);  // bf16 blocks: the 16-bit rate
   CHECK_FALSE(file.peak_flops_per_s_fp32.has_value());
   CHECK(file.max_efficiency == 1.0);  // folded into the fitted rate
+  // The speed reference: the middle side's block on the calibrated head shape, timed, and on every
+  // core the executor has (up to 16) where it has more than one.
+  REQUIRE(file.speed_reference.has_value());
+  CHECK(file.speed_reference->side_tokens == 64);
+  CHECK(file.speed_reference->heads == shape.heads);
+  CHECK(file.speed_reference->head_dim == shape.head_dim);
+  CHECK(file.speed_reference->dtype == "bf16");
+  CHECK(file.speed_reference->times.block_s > 0);
+  CHECK((file.speed_reference->devices == 1) == (file.speed_reference->times.devices_s == 0));
+  // Timed now on the same executor, the reference gives times of the same kind.
+  const SpeedReferenceTimes now = time_speed_reference(*executor, *file.speed_reference, 1);
+  CHECK(now.block_s > 0);
+  CHECK((now.devices_s > 0) == (file.speed_reference->devices > 1));
   REQUIRE(file.measured.has_value());
   CHECK(file.measured->blocks.size() == 3);
   CHECK(file.measured->dtype == "bf16");

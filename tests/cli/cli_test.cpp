@@ -347,7 +347,51 @@ TEST_CASE("tessera calibrate and validate on the CPU predict the ranks on the co
     const double relative = json["end_to_end"]["relative_error"].get<double>();
     CHECK(json["end_to_end"]["abs_error"].get<double>() == Approx(std::abs(relative)));
     CHECK(json["by_kind"].contains("compute forward"));
+    // The speed reference, timed before and after the run: the compute factor is the mean of
+    // its times then over at calibration, as reported.
+    const auto& speed = json["speed_reference"];
+    REQUIRE(speed["status"] == "applied");
+    const double calibrated_s = speed["calibration"]["block_s"].get<double>();
+    CHECK(speed["compute_factor"].get<double>() ==
+          Approx((speed["before"]["block_s"].get<double>() / calibrated_s + speed["after"]["block_s"].get<double>() / calibrated_s) / 2));
+    CHECK(json["end_to_end"]["unadjusted"]["predicted_s"].get<double>() > 0);
   }
+  // Turned off, the prediction is the unadjusted one of a run with it on (the same simulation).
+  auto run_json = [&](const std::string& flags) {
+    Run validate = tessera("validate --algo ring --gpus 4 --seq 256 --heads 2 --kv-heads 2 --head-dim 16 --devices 1 " + flags + " --json");
+    INFO(validate.err);
+    REQUIRE(validate.exit_code == 0);
+    return nlohmann::json::parse(validate.out);
+  };
+  const auto on = run_json("--calibration cli_test_cpu_cal.json");
+  const auto off = run_json("--calibration cli_test_cpu_cal.json --speed-reference off");
+  CHECK(off["speed_reference"]["status"] == "off");
+  CHECK(off["speed_reference"]["compute_factor"] == 1);
+  CHECK(off["end_to_end"]["predicted_s"].get<double>() == Approx(on["end_to_end"]["unadjusted"]["predicted_s"].get<double>()));
+  CHECK(off["end_to_end"]["predicted_s"].get<double>() == Approx(off["end_to_end"]["unadjusted"]["predicted_s"].get<double>()));
+  // The compute factor alone: the headline is the compute-only prediction, the devices factor
+  // reported but not applied.
+  const auto compute = run_json("--calibration cli_test_cpu_cal.json --speed-reference compute");
+  CHECK(compute["speed_reference"]["status"] == "applied");
+  CHECK(compute["speed_reference"]["devices_factor_applied"] == false);
+  CHECK(compute["end_to_end"]["predicted_s"].get<double>() == Approx(compute["end_to_end"]["compute_only"]["predicted_s"].get<double>()));
+  // A file from before the speed reference: validated at the calibration's speed, saying so.
+  {
+    std::ifstream in(test_support::scratch_path("cli_test_cpu_cal.json"));
+    nlohmann::json file = nlohmann::json::parse(in);
+    file.erase("speed_reference");
+    std::ofstream(test_support::scratch_path("cli_test_cpu_cal_old.json")) << file.dump();
+  }
+  const auto old = run_json("--calibration cli_test_cpu_cal_old.json");
+  CHECK(old["speed_reference"]["status"].get<std::string>().rfind("unavailable: cli_test_cpu_cal_old.json has no speed_reference", 0) == 0);
+  CHECK(old["speed_reference"]["compute_factor"] == 1);
+  Run text = tessera("validate --algo ring --gpus 4 --seq 256 --heads 2 --kv-heads 2 --head-dim 16 --devices 1 "
+                     "--calibration cli_test_cpu_cal.json");
+  CHECK(text.out.find("speed reference: a 32-token forward block took") != std::string::npos);
+  CHECK(text.out.find("without the adjustment: predicted") != std::string::npos);
+  Run bad = tessera("validate --algo ring --gpus 4 --seq 256 --calibration cli_test_cpu_cal.json --speed-reference maybe");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--speed-reference: expected on, compute or off, got 'maybe'") != std::string::npos);
   Run negative = tessera("validate --algo ring --gpus 4 --seq 256 --devices -1");
   CHECK(negative.exit_code == 2);
   CHECK(negative.err.find("--devices") != std::string::npos);

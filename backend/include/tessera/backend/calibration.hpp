@@ -48,6 +48,9 @@ struct ComputeCalibration {
   std::vector<double> devices_speedup;
   // The largest (max - min) / median over the repeats of any one figure timed.
   double spread = 0;
+  // The machine's speed while it was calibrated (core/calibration_file.hpp): a fixed workload
+  // at the middle side, timed in the same passes as the blocks.
+  CalibratedSpeedReference speed_reference;
 };
 
 // Progress of a calibration: done of total steps, and a line saying what was measured.
@@ -64,6 +67,18 @@ using CalibrationProgress = std::function<void(int done, int total, const std::s
 ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& shape, const std::vector<int64_t>& sides,
                                      int repeats, const CalibrationProgress& progress = {},
                                      ScheduleExecutor* one_device = nullptr, int max_concurrency = 4);
+
+// The speed reference's workload on the calibrated shape: one block of `side` tokens, heads =
+// key/value heads = the shape's, its head dimension and dtype; the executor's devices up to 16
+// (1: no busy-devices figures). Times left 0.
+CalibratedSpeedReference speed_reference_workload(const ScheduleExecutor& executor, const Problem& shape, int64_t side);
+
+// Times the reference's workload on `executor` now (core/calibration_file.hpp says what): one
+// warm-up pass, then passes of its runs until `repeats` of them and a fifth of a second of
+// timing (at most 100); each time the lower quartile of its runs, as the calibration takes it.
+// A reference of several devices on an executor that does not put them on devices of their own
+// leaves alone_s and devices_s 0.
+SpeedReferenceTimes time_speed_reference(ScheduleExecutor& executor, const CalibratedSpeedReference& reference, int repeats);
 
 // Least-squares line through (bytes, seconds): {bandwidth, latency}; bandwidth 0 when the
 // times do not grow with the bytes.

@@ -17,6 +17,9 @@
 //    "sharing": {"concurrency_speedup": [1, 1.7, 2.2],      ranks sharing one device: throughput
 //                "devices_speedup": [1, 1.3],               of k concurrent blocks over one's, of n
 //                "copy_bytes_per_s": 2e10},                 busy devices over one's; copies
+//    "speed_reference": {"side_tokens": 256, "heads": 4, "head_dim": 32, "dtype": "fp32",
+//                        "block_s": 0.0081, "devices": 2, "alone_s": 0.0046, "devices_s": 0.0047},
+//                                         the machine's speed when it was calibrated (below)
 //    "measured": {...}}                   what the fit was made from, for the record
 // Every field is optional ("gpu" defaults to h100): a field present replaces the profile's or the
 // hardware's figure, one absent leaves it. An unknown field is an error (a misspelt one would
@@ -33,6 +36,11 @@
 //   *link.latency_s                                 -1 to 1 s (a fitted value below 0 reads as 0)
 //   sharing.concurrency_speedup, .devices_speedup   1 to 64 values, each 1e-3 to 1e6, the first 1
 //   sharing.copy_bytes_per_s                        1e6 to 1e15 bytes/s
+//   speed_reference.side_tokens, .heads, .head_dim  1 to 1e6 (all of its fields required, "dtype"
+//                                                   a dtype name; alone_s and devices_s only, and
+//                                                   then both, where devices is 2 or more)
+//   speed_reference.*_s                             above 0, up to 100 s
+//   speed_reference.devices                         1 to 4096
 // "gpu" must name a profile of hardware_presets.hpp; "measured" may hold anything.
 // "block_model" is how an executor that visits every (query, key) pair of a block spends its
 // time (the CPU executor tests each pair against the mask): a masked pair costs that fraction of
@@ -103,6 +111,26 @@ struct CalibratedBlockModel {
   double backward_half_efficiency_tokens = 0;                           // 0 to 1e6
 };
 
+// The machine's speed when it was calibrated, so that `tessera validate` can time the same fixed
+// workload before its run and scale the calibrated compute by how much faster or slower the
+// machine is now (a VM's cores switch between fast and slow states that outlast a calibration;
+// scenario/speed_adjustment.hpp). The workload: one full forward block of side_tokens x side_tokens
+// on one rank (block_s), and where the executor has several devices, one causal diagonal block
+// of that side alone on one device (alone_s) and one on each of `devices` devices at once
+// (devices_s, the makespan): devices x alone_s / devices_s is what the devices deliver
+// together over one. Each time is the lower quartile of its runs, timed in the same passes as
+// the calibrated blocks.
+struct SpeedReferenceTimes {
+  double block_s = 0;
+  double alone_s = 0, devices_s = 0;  // 0: not measured (one device)
+};
+struct CalibratedSpeedReference {
+  int64_t side_tokens = 0, heads = 0, head_dim = 0;
+  std::string dtype = "fp32";
+  int32_t devices = 1;
+  SpeedReferenceTimes times;
+};
+
 struct CalibrationFile {
   std::string gpu{kDefaultGpu.name};
   std::optional<std::string> device;
@@ -116,6 +144,7 @@ struct CalibrationFile {
   // (NVLink) and paths leaving it (the network).
   std::optional<CalibratedLink> intra_node_link, inter_node_link;
   std::optional<CalibratedSharing> sharing;
+  std::optional<CalibratedSpeedReference> speed_reference;  // absent in files of older calibrations
   std::optional<CalibrationRecord> measured;
 };
 

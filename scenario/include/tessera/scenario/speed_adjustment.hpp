@@ -1,0 +1,55 @@
+#pragma once
+// The machine's speed now against at calibration: `tessera validate` times the calibration
+// file's speed reference (core/calibration_file.hpp) right before and right after its run, and
+// predicts with the calibrated model scaled to the speed the machine has now. A VM's cores switch
+// between fast and slow states that outlast a calibration (the same block measured 28 ms in one
+// calibration and 49 ms in the next), which a prediction with the calibration-time speed carries
+// whole into its error.
+//   compute factor = block_s now / block_s at calibration: every block and merge the device runs
+//                    takes that many times its calibrated time (transfers and copies keep theirs:
+//                    a GPU's links do not drift with its clocks);
+//   devices factor = (devices x alone_s / devices_s) now / the calibrated curve's speedup of that
+//                    many busy devices: so that the adjusted curve holds what the devices deliver
+//                    together now. Compared with the curve the model uses rather than with the
+//                    reference's own times at calibration: those were taken in other seconds of
+//                    the calibration than the curve, and a neighbour that took a core in those
+//                    seconds alone (measured: 0.78x against the curve's 1.92x) would have made a
+//                    factor of 2.4 out of nothing.
+// Before and after the run are combined by their mean: a switch during the run falls between.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessera/core/calibration_file.hpp"
+#include "tessera/sim/gpu_profile.hpp"
+
+namespace tessera::scenario {
+
+struct SpeedFactors {
+  double compute = 1;
+  double devices = 1;  // 1 where the reference has one device
+};
+
+// The factors of one timing of the reference (`now`) against the calibration's block and the
+// calibrated busy-devices curve (`devices_speedup`, taken at the reference's devices or at its
+// last entry; empty or a reference of one device: devices factor 1). UserError when a time is
+// not above 0 (a broken measurement).
+SpeedFactors speed_factors(const CalibratedSpeedReference& calibrated, const SpeedReferenceTimes& now,
+                           const std::vector<double>& devices_speedup);
+
+// The mean of the factors before and after the run.
+SpeedFactors combined_factors(const SpeedFactors& before, const SpeedFactors& after);
+
+// `gpu` running `compute_factor` times slower: its rates (16-bit, fp32, memory) divided by the
+// factor and its launch overhead multiplied, so that every block_compute_s and merge time is
+// `compute_factor` times the calibrated one.
+sim::GpuProfile with_compute_factor(sim::GpuProfile gpu, double compute_factor);
+
+// The devices curve with the speedup of the reference's `devices` busy devices multiplied by
+// `devices_factor`: entry n (n busy devices) by 1 + (factor - 1) (n - 1) / (devices - 1) up to
+// `devices` (one device stays 1: the compute factor holds its speed), and by the factor beyond.
+// n busy devices deliver at most n times one (a noisy timing does not make more), and at least
+// 1e-3 (the calibration file's range).
+std::vector<double> with_devices_factor(std::vector<double> devices_speedup, double devices_factor, int32_t devices);
+
+}  // namespace tessera::scenario
