@@ -20,9 +20,11 @@ int64_t BlockGrid::pairs(int64_t q_chunk, int64_t kv_chunk) const {
 }
 
 int64_t BlockGrid::total_pairs() const {
+  if (total_pairs_ >= 0) return total_pairs_;
   int64_t total = 0;
   for (int64_t i = 0; i < chunks_; ++i)
     for (int64_t j = 0; j < chunks_; ++j) total += pairs(i, j);
+  total_pairs_ = total;
   return total;
 }
 

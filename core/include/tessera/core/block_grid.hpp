@@ -24,7 +24,8 @@ class BlockGrid {
   // Unmasked (query, key) pairs of block (i, j), one head, one sequence of the batch.
   int64_t pairs(int64_t q_chunk, int64_t kv_chunk) const;
   bool has_work(int64_t q_chunk, int64_t kv_chunk) const { return pairs(q_chunk, kv_chunk) > 0; }
-  // Sum of pairs over the whole grid (one head): N*N full, N(N+1)/2 causal, ...
+  // Sum of pairs over the whole grid (one head): N*N full, N(N+1)/2 causal, ... Made once,
+  // which also fills every block's pairs (the schedule cache relies on it).
   int64_t total_pairs() const;
 
  private:
@@ -35,6 +36,7 @@ class BlockGrid {
   std::vector<TokenSet> tokens_;
   std::vector<int64_t> token_counts_;
   mutable std::vector<int64_t> pairs_cache_;  // -1 = not computed yet
+  mutable int64_t total_pairs_ = -1;          // -1 = not computed yet
 };
 
 }  // namespace tessera
