@@ -14,34 +14,48 @@ constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 
 bool is_input(DataKind kind) { return !is_accumulator(kind); }
 
-// Per-GPU table of "last op that wrote item x on stream s", reset between GPUs.
+// Per-GPU table of "last op that wrote item x on stream s", reset between GPUs. A bit per
+// stream marks the streams with a writer, so looking an item up visits only those (mostly one)
+// instead of every stream's entry.
 class LastWriters {
  public:
   LastWriters(const Schedule& schedule)
-      : schedule_(schedule), streams_(static_cast<int32_t>(schedule.stream_names.size())) {
-    table_.assign(item_slot_count(schedule) * static_cast<size_t>(streams_), kNone);
-  }
-  size_t slot(const DataItem& item, bool inbox) const { return item_slot(schedule_, item, inbox) * streams_; }
-  // Writers of item on any stream (kNone where none).
-  std::span<const uint32_t> writers(size_t slot_base) const { return {table_.data() + slot_base, static_cast<size_t>(streams_)}; }
-  bool any(size_t slot_base) const {
-    for (int32_t s = 0; s < streams_; ++s)
-      if (table_[slot_base + s] != kNone) return true;
+      : schedule_(schedule),
+        streams_(schedule.stream_names.size()),
+        words_((streams_ + 63) / 64),
+        table_(item_slot_count(schedule) * streams_, kNone),
+        written_(item_slot_count(schedule) * words_, 0) {}
+  size_t slot(const DataItem& item, bool inbox) const { return item_slot(schedule_, item, inbox); }
+  bool any(size_t slot) const {
+    for (size_t w = 0; w < words_; ++w)
+      if (written_[slot * words_ + w] != 0) return true;
     return false;
   }
-  void set(size_t slot_base, int32_t stream, uint32_t op) {
-    if (table_[slot_base + stream] == kNone) touched_.push_back(slot_base + stream);
-    table_[slot_base + stream] = op;
+  // Calls f(op) for the writer of item on each stream that has one, in stream order.
+  template <typename F>
+  void for_each_writer(size_t slot, F&& f) const {
+    for (size_t w = 0; w < words_; ++w)
+      for (uint64_t bits = written_[slot * words_ + w]; bits != 0; bits &= bits - 1)
+        f(table_[slot * streams_ + w * 64 + static_cast<size_t>(__builtin_ctzll(bits))]);
+  }
+  void set(size_t slot, int32_t stream, uint32_t op) {
+    if (!any(slot)) touched_.push_back(slot);
+    const auto s = static_cast<size_t>(stream);
+    written_[slot * words_ + s / 64] |= uint64_t{1} << (s % 64);
+    table_[slot * streams_ + s] = op;
   }
   void reset() {
-    for (size_t index : touched_) table_[index] = kNone;
+    for (size_t slot : touched_)
+      for (size_t w = 0; w < words_; ++w) written_[slot * words_ + w] = 0;
     touched_.clear();
   }
 
  private:
   const Schedule& schedule_;
-  int32_t streams_;
-  std::vector<uint32_t> table_;
+  size_t streams_;
+  size_t words_;                  // 64-bit words of stream bits per slot
+  std::vector<uint32_t> table_;   // valid where the slot's stream bit is set
+  std::vector<uint64_t> written_;
   std::vector<size_t> touched_;
 };
 
@@ -302,8 +316,9 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
       found.clear();
       if (last_on_stream[static_cast<size_t>(op.stream)] != kNone) found.push_back(last_on_stream[static_cast<size_t>(op.stream)]);
       auto depend_on_writers = [&](size_t slot) {
-        for (uint32_t writer : writers.writers(slot))
-          if (writer != kNone) found.push_back(writer);
+        writers.for_each_writer(slot, [&](uint32_t writer) {
+          if (found.empty() || found.back() != writer) found.push_back(writer);  // (sorted and made unique below)
+        });
       };
       for (const auto& access : analysis.accesses_of(index)) {
         const DataItem& item = access.item;
