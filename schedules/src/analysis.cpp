@@ -213,7 +213,30 @@ void record_accesses(const Schedule& schedule, ScheduleAnalysis& analysis) {
   analysis.accesses.clear();
   analysis.accesses.reserve(access_bound(schedule));
   for (size_t index = 0; index < schedule.ops.size(); ++index) {
-    op_data(schedule, schedule.ops[index], data);
+    const Op& op = schedule.ops[index];
+    if (op.count == 1 && op.kind != OpKind::compute && op.kind != OpKind::collective) {
+      // One item moved or merged (most ops of a ring or mesh): what op_data lists for it,
+      // without its four lists. A send reads it (and writes a partial it sends away), a recv
+      // writes it (a partial into the inbox), a merge reads the inbox and reads and writes it.
+      const DataItem& item = schedule.items[op.first];
+      const bool partial = is_accumulator(item.kind);
+      auto& list = analysis.accesses;
+      switch (op.kind) {
+        case OpKind::send:
+          list.push_back({item, Access::read});
+          if (partial) list.push_back({item, Access::write});
+          break;
+        case OpKind::recv: list.push_back({item, partial ? Access::inbox_write : Access::write}); break;
+        default:  // merge
+          list.push_back({item, Access::read});
+          list.push_back({item, Access::write});
+          list.push_back({item, Access::inbox_read});
+          break;
+      }
+      analysis.access_offsets[index + 1] = static_cast<uint32_t>(list.size());
+      continue;
+    }
+    op_data(schedule, op, data);
     for (const auto& item : data.reads) analysis.accesses.push_back({item, Access::read});
     for (const auto& item : data.writes) analysis.accesses.push_back({item, Access::write});
     for (const auto& item : data.inbox_reads) analysis.accesses.push_back({item, Access::inbox_read});
