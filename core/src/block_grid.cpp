@@ -13,9 +13,9 @@ BlockGrid::BlockGrid(const Problem& problem, Layout layout, int64_t chunks)
   pairs_cache_.assign(static_cast<size_t>(chunks * chunks), -1);
 }
 
-int64_t BlockGrid::pairs(int64_t q_chunk, int64_t kv_chunk) const {
+int64_t BlockGrid::count_pairs(int64_t q_chunk, int64_t kv_chunk) const {
   int64_t& cached = pairs_cache_[static_cast<size_t>(q_chunk * chunks_ + kv_chunk)];
-  if (cached < 0) cached = count_unmasked_pairs(problem_.mask, documents_, tokens(q_chunk), tokens(kv_chunk));
+  cached = count_unmasked_pairs(problem_.mask, documents_, tokens(q_chunk), tokens(kv_chunk));
   return cached;
 }
 
