@@ -324,8 +324,11 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
     for (uint32_t index = 0; index < op_count; ++index) by_gpu[fill[static_cast<size_t>(schedule.ops[index].gpu)]++] = index;
   }
 
-  std::vector<std::pair<uint32_t, uint32_t>> edges;  // (op, dependency)
-  edges.reserve(op_count * 2);
+  // Each op's data dependencies, sorted and unique, listed in by_gpu order: the op at position
+  // p depends on found_deps[found_offsets[p] .. found_offsets[p + 1]). No (op, dependency) pair
+  // list and no sort of it: that list, twice the size, was this analysis's memory peak.
+  std::vector<uint32_t> found_offsets(op_count + 1, 0), found_deps;
+  found_deps.reserve(op_count * 2);
   LastWriters writers(schedule);
   std::vector<uint32_t> last_on_stream(schedule.stream_names.size(), kNone);
   std::vector<uint32_t> found;
@@ -383,32 +386,44 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
       last_on_stream[static_cast<size_t>(op.stream)] = index;
       std::sort(found.begin(), found.end());
       found.erase(std::unique(found.begin(), found.end()), found.end());
-      for (uint32_t dep : found) edges.emplace_back(index, dep);
+      found_deps.insert(found_deps.end(), found.begin(), found.end());
+      found_offsets[position + 1] = static_cast<uint32_t>(found_deps.size());
     }
   }
+  // The buffer edges (op, dependency): at most one per stream for each receive.
+  std::vector<std::pair<uint32_t, uint32_t>> buffer_edges;
+  add_buffer_dependencies(schedule, analysis, gpu_offsets, by_gpu, buffer_edges);
+  // Counting sort of the buffer edges by op.
+  std::vector<uint32_t> buffer_offsets(op_count + 1, 0), buffer_deps(buffer_edges.size(), 0);
+  for (const auto& edge : buffer_edges) ++buffer_offsets[edge.first + 1];
+  for (size_t index = 0; index < op_count; ++index) buffer_offsets[index + 1] += buffer_offsets[index];
   {
-    // The buffer edges to come: at most one per stream for each receive (see
-    // add_buffer_dependencies); reserved now so the edge list does not double at its largest.
-    size_t receives = 0;
-    for (const Op& op : schedule.ops) receives += op.kind == OpKind::recv ? 1 : 0;
-    edges.reserve(edges.size() + receives * schedule.stream_names.size());
+    std::vector<uint32_t> fill(buffer_offsets.begin(), buffer_offsets.end() - 1);
+    for (const auto& edge : buffer_edges) buffer_deps[fill[edge.first]++] = edge.second;
   }
-  add_buffer_dependencies(schedule, analysis, gpu_offsets, by_gpu, edges);
-  // Counting sort of the edges by op gives the CSR arrays.
-  std::vector<uint32_t> offsets(op_count + 1, 0);
-  for (const auto& edge : edges) ++offsets[edge.first + 1];
-  for (size_t index = 0; index < op_count; ++index) offsets[index + 1] += offsets[index];
-  std::vector<uint32_t> deps(edges.size(), 0);
-  std::vector<uint32_t> fill(offsets.begin(), offsets.end() - 1);
-  for (const auto& edge : edges) deps[fill[edge.first]++] = edge.second;
-  // A buffer edge may repeat a data dependency: sort and deduplicate each op's short list.
+  std::vector<std::pair<uint32_t, uint32_t>>().swap(buffer_edges);
+  // Each op's position in by_gpu (which is no longer needed).
+  std::vector<uint32_t> position_of(op_count);
+  for (uint32_t position = 0; position < op_count; ++position) position_of[by_gpu[position]] = position;
+  std::vector<uint32_t>().swap(by_gpu);
+  // Each op's data dependencies, with its buffer edges (which may repeat one) merged in,
+  // sorted and unique.
   analysis.dep_offsets.assign(op_count + 1, 0);
   analysis.deps.clear();
-  analysis.deps.reserve(deps.size());
+  analysis.deps.reserve(found_deps.size() + buffer_deps.size());
+  std::vector<uint32_t> merged;
   for (size_t index = 0; index < op_count; ++index) {
-    const auto first = deps.begin() + offsets[index], last = deps.begin() + offsets[index + 1];
-    std::sort(first, last);
-    analysis.deps.insert(analysis.deps.end(), first, std::unique(first, last));
+    const uint32_t position = position_of[index];
+    const auto data_first = found_deps.begin() + found_offsets[position];
+    const auto data_last = found_deps.begin() + found_offsets[position + 1];
+    if (buffer_offsets[index] == buffer_offsets[index + 1]) {
+      analysis.deps.insert(analysis.deps.end(), data_first, data_last);
+    } else {
+      merged.assign(data_first, data_last);
+      merged.insert(merged.end(), buffer_deps.begin() + buffer_offsets[index], buffer_deps.begin() + buffer_offsets[index + 1]);
+      std::sort(merged.begin(), merged.end());
+      analysis.deps.insert(analysis.deps.end(), merged.begin(), std::unique(merged.begin(), merged.end()));
+    }
     analysis.dep_offsets[index + 1] = static_cast<uint32_t>(analysis.deps.size());
   }
   return "";
