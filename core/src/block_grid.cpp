@@ -13,16 +13,18 @@ BlockGrid::BlockGrid(const Problem& problem, Layout layout, int64_t chunks)
   pairs_cache_.assign(static_cast<size_t>(chunks * chunks), -1);
 }
 
-int64_t BlockGrid::pairs(int64_t q_chunk, int64_t kv_chunk) const {
+int64_t BlockGrid::count_pairs(int64_t q_chunk, int64_t kv_chunk) const {
   int64_t& cached = pairs_cache_[static_cast<size_t>(q_chunk * chunks_ + kv_chunk)];
-  if (cached < 0) cached = count_unmasked_pairs(problem_.mask, documents_, tokens(q_chunk), tokens(kv_chunk));
+  cached = count_unmasked_pairs(problem_.mask, documents_, tokens(q_chunk), tokens(kv_chunk));
   return cached;
 }
 
 int64_t BlockGrid::total_pairs() const {
+  if (total_pairs_ >= 0) return total_pairs_;
   int64_t total = 0;
   for (int64_t i = 0; i < chunks_; ++i)
     for (int64_t j = 0; j < chunks_; ++j) total += pairs(i, j);
+  total_pairs_ = total;
   return total;
 }
 

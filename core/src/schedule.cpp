@@ -22,10 +22,6 @@ bool parse_data_kind(const std::string& text, DataKind& kind) {
   return false;
 }
 
-bool is_accumulator(DataKind kind) {
-  return kind == DataKind::O || kind == DataKind::LSE || kind == DataKind::dQ || kind == DataKind::dKV;
-}
-
 std::string to_string(const DataItem& item) {
   std::string text = to_string(item.kind) + "[";
   if (item.head_group != 0) text += "h" + std::to_string(item.head_group) + ",";

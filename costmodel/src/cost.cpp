@@ -27,9 +27,12 @@ int64_t sum(const BytesByKind& bytes) {
 }
 
 
-double op_flops(const Schedule& schedule, const BlockGrid& grid, const Op& op) {
-  const double heads = static_cast<double>(query_heads_per_group(schedule.problem, schedule.head_groups) *
-                                           schedule.problem.batch);
+// Query heads of one head group times the batch: the factor op_flops scales a head's FLOPs by.
+double flop_heads(const Schedule& schedule) {
+  return static_cast<double>(query_heads_per_group(schedule.problem, schedule.head_groups) * schedule.problem.batch);
+}
+
+double op_flops(const Schedule& schedule, const BlockGrid& grid, const Op& op, double heads) {
   double pairs = 0;
   for (const auto& block : schedule.blocks_of(op)) pairs += static_cast<double>(grid.pairs(block.q_chunk, block.kv_chunk));
   return heads * (op.pass == Pass::forward ? forward_flops_per_head(schedule.problem, pairs)
@@ -37,10 +40,28 @@ double op_flops(const Schedule& schedule, const BlockGrid& grid, const Op& op) {
 }
 
 // Each block is its own attention kernel, and each kernel pays a launch.
-double compute_op_s(const Schedule& schedule, const BlockGrid& grid, const Op& op, const Hardware& hardware) {
-  return op_flops(schedule, grid, op) / hardware.effective_flops_per_s() +
+double compute_op_s(const Schedule& schedule, const Op& op, double flops, const Hardware& hardware) {
+  return flops / hardware.effective_flops_per_s() +
          static_cast<double>(schedule.blocks_of(op).size()) * hardware.kernel_launch_s;
 }
+
+// Bytes of each item, made once per (kind, head group, chunk) on first use: item_bytes rebuilt
+// them (with overflow checks) for every access of millions of ops.
+class ItemBytes {
+ public:
+  ItemBytes(const Schedule& schedule, const BlockGrid& grid)
+      : schedule_(schedule), grid_(grid), bytes_(item_slot_count(schedule) / 2, -1) {}
+  int64_t operator()(const DataItem& item) {
+    int64_t& bytes = bytes_[item_slot(schedule_, item, false)];
+    if (bytes < 0) bytes = item_bytes(schedule_, grid_, item);
+    return bytes;
+  }
+
+ private:
+  const Schedule& schedule_;
+  const BlockGrid& grid_;
+  std::vector<int64_t> bytes_;  // -1 = not made yet
+};
 
 // Memory per GPU, walking each GPU's ops in execution order (which honours the buffers, see
 // analysis.hpp). Resident: the GPU's own chunks, inputs and outputs, held throughout. Transfer
@@ -51,7 +72,7 @@ struct MemoryPeak {
   int64_t resident_bytes = 0;
   int64_t transfer_bytes = 0;
 };
-std::vector<MemoryPeak> peak_memory(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis) {
+std::vector<MemoryPeak> peak_memory(const Schedule& schedule, ItemBytes& item_bytes, const ScheduleAnalysis& analysis) {
   const size_t gpus = static_cast<size_t>(schedule.gpus);
   std::vector<MemoryPeak> peak(gpus);
   const bool forward = schedule.problem.has_forward(), backward = schedule.problem.has_backward();
@@ -82,7 +103,7 @@ std::vector<MemoryPeak> peak_memory(const Schedule& schedule, const BlockGrid& g
     const auto gpu = static_cast<int32_t>(g);
     int64_t resident = 0;
     for (int32_t hg = 0; hg < schedule.head_groups; ++hg)
-      for (DataKind kind : own_kinds) resident += item_bytes(schedule, grid, DataItem{kind, hg, gpu});
+      for (DataKind kind : own_kinds) resident += item_bytes(DataItem{kind, hg, gpu});
     int64_t live = 0, highest = 0;
     std::fill(read_follows.begin(), read_follows.end(), 0);
     for (uint32_t k = offsets[g + 1]; k-- > offsets[g];) {
@@ -102,7 +123,7 @@ std::vector<MemoryPeak> peak_memory(const Schedule& schedule, const BlockGrid& g
     auto hold = [&](const DataItem& item, bool inbox) {
       int64_t& bytes = held[slot(item, inbox)];
       if (bytes != 0) return;
-      bytes = item_bytes(schedule, grid, item);
+      bytes = item_bytes(item);
       live += bytes;
       touched.push_back(slot(item, inbox));
     };
@@ -154,12 +175,13 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
   CostReport report;
   report.gpus.assign(static_cast<size_t>(schedule.gpus), GpuCost{});
   std::vector<double> finish(schedule.ops.size(), 0);
-  std::vector<double> ready(schedule.ops.size(), 0);
+  ItemBytes item_bytes(schedule, grid);
+  const double heads = flop_heads(schedule);
   std::vector<uint8_t> collective_timed(schedule.collectives.size(), 0);
   std::vector<double> send_port_free(static_cast<size_t>(schedule.gpus), 0), receive_port_free(static_cast<size_t>(schedule.gpus), 0);
   auto bytes_of = [&](std::span<const DataItem> items) {
     int64_t total = 0;
-    for (const auto& item : items) total += item_bytes(schedule, grid, item);
+    for (const auto& item : items) total += item_bytes(item);
     return total;
   };
   auto ready_time = [&](uint32_t index) {
@@ -174,8 +196,9 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
     GpuCost& gpu = report.gpus[static_cast<size_t>(op.gpu)];
     switch (op.kind) {
       case OpKind::compute: {
-        const double duration = compute_op_s(schedule, grid, op, hardware);
-        gpu.flops += op_flops(schedule, grid, op);
+        const double flops = op_flops(schedule, grid, op, heads);
+        const double duration = compute_op_s(schedule, op, flops, hardware);
+        gpu.flops += flops;
         gpu.compute_s += duration;
         finish[index] = ready_time(index) + duration;
         break;
@@ -201,7 +224,7 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
                                  receive_port_free[static_cast<size_t>(recv.gpu)]});
         int64_t total = 0;
         for (const auto& item : schedule.items_of(op)) {
-          int64_t bytes = item_bytes(schedule, grid, item);
+          int64_t bytes = item_bytes(item);
           total += bytes;
           gpu.sent_bytes[static_cast<int>(item.kind)] += bytes;
           report.gpus[static_cast<size_t>(recv.gpu)].received_bytes[static_cast<int>(item.kind)] += bytes;
@@ -233,7 +256,7 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
         for (const auto& transfer : collective.transfers) {
           int64_t transfer_bytes = 0;
           for (const auto& item : schedule.items_of(transfer)) {
-            int64_t bytes = item_bytes(schedule, grid, item);
+            int64_t bytes = item_bytes(item);
             transfer_bytes += bytes;
             report.gpus[static_cast<size_t>(transfer.src)].sent_bytes[static_cast<int>(item.kind)] += bytes;
             report.gpus[static_cast<size_t>(transfer.dst)].received_bytes[static_cast<int>(item.kind)] += bytes;
@@ -261,7 +284,7 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
     }
   }
 
-  const std::vector<MemoryPeak> peaks = peak_memory(schedule, grid, analysis);
+  const std::vector<MemoryPeak> peaks = peak_memory(schedule, item_bytes, analysis);
   for (size_t index = 0; index < schedule.ops.size(); ++index) {
     GpuCost& gpu = report.gpus[static_cast<size_t>(schedule.ops[index].gpu)];
     gpu.finish_s = std::max(gpu.finish_s, finish[index]);
@@ -299,7 +322,9 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
   // overlap), so the bound stays below anything this model prints.
   const double least_compute_s =
       least_busiest_compute_s(schedule.problem, grid, schedule.gpus,
-                              [&](const Schedule& ideal, const Op& op) { return compute_op_s(ideal, grid, op, hardware); });
+                              [&](const Schedule& ideal, const Op& op) {
+                                return compute_op_s(ideal, op, op_flops(ideal, grid, op, flop_heads(ideal)), hardware);
+                              });
   size_t receiver = 0;
   for (size_t g = 0; g < report.gpus.size(); ++g)
     if (report.gpus[g].received_total() > report.gpus[receiver].received_total()) receiver = g;

@@ -14,34 +14,48 @@ constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 
 bool is_input(DataKind kind) { return !is_accumulator(kind); }
 
-// Per-GPU table of "last op that wrote item x on stream s", reset between GPUs.
+// Per-GPU table of "last op that wrote item x on stream s", reset between GPUs. A bit per
+// stream marks the streams with a writer, so looking an item up visits only those (mostly one)
+// instead of every stream's entry.
 class LastWriters {
  public:
   LastWriters(const Schedule& schedule)
-      : schedule_(schedule), streams_(static_cast<int32_t>(schedule.stream_names.size())) {
-    table_.assign(item_slot_count(schedule) * static_cast<size_t>(streams_), kNone);
-  }
-  size_t slot(const DataItem& item, bool inbox) const { return item_slot(schedule_, item, inbox) * streams_; }
-  // Writers of item on any stream (kNone where none).
-  std::span<const uint32_t> writers(size_t slot_base) const { return {table_.data() + slot_base, static_cast<size_t>(streams_)}; }
-  bool any(size_t slot_base) const {
-    for (int32_t s = 0; s < streams_; ++s)
-      if (table_[slot_base + s] != kNone) return true;
+      : schedule_(schedule),
+        streams_(schedule.stream_names.size()),
+        words_((streams_ + 63) / 64),
+        table_(item_slot_count(schedule) * streams_, kNone),
+        written_(item_slot_count(schedule) * words_, 0) {}
+  size_t slot(const DataItem& item, bool inbox) const { return item_slot(schedule_, item, inbox); }
+  bool any(size_t slot) const {
+    for (size_t w = 0; w < words_; ++w)
+      if (written_[slot * words_ + w] != 0) return true;
     return false;
   }
-  void set(size_t slot_base, int32_t stream, uint32_t op) {
-    if (table_[slot_base + stream] == kNone) touched_.push_back(slot_base + stream);
-    table_[slot_base + stream] = op;
+  // Calls f(op) for the writer of item on each stream that has one, in stream order.
+  template <typename F>
+  void for_each_writer(size_t slot, F&& f) const {
+    for (size_t w = 0; w < words_; ++w)
+      for (uint64_t bits = written_[slot * words_ + w]; bits != 0; bits &= bits - 1)
+        f(table_[slot * streams_ + w * 64 + static_cast<size_t>(__builtin_ctzll(bits))]);
+  }
+  void set(size_t slot, int32_t stream, uint32_t op) {
+    if (!any(slot)) touched_.push_back(slot);
+    const auto s = static_cast<size_t>(stream);
+    written_[slot * words_ + s / 64] |= uint64_t{1} << (s % 64);
+    table_[slot * streams_ + s] = op;
   }
   void reset() {
-    for (size_t index : touched_) table_[index] = kNone;
+    for (size_t slot : touched_)
+      for (size_t w = 0; w < words_; ++w) written_[slot * words_ + w] = 0;
     touched_.clear();
   }
 
  private:
   const Schedule& schedule_;
-  int32_t streams_;
-  std::vector<uint32_t> table_;
+  size_t streams_;
+  size_t words_;                  // 64-bit words of stream bits per slot
+  std::vector<uint32_t> table_;   // valid where the slot's stream bit is set
+  std::vector<uint64_t> written_;
   std::vector<size_t> touched_;
 };
 
@@ -199,7 +213,30 @@ void record_accesses(const Schedule& schedule, ScheduleAnalysis& analysis) {
   analysis.accesses.clear();
   analysis.accesses.reserve(access_bound(schedule));
   for (size_t index = 0; index < schedule.ops.size(); ++index) {
-    op_data(schedule, schedule.ops[index], data);
+    const Op& op = schedule.ops[index];
+    if (op.count == 1 && op.kind != OpKind::compute && op.kind != OpKind::collective) {
+      // One item moved or merged (most ops of a ring or mesh): what op_data lists for it,
+      // without its four lists. A send reads it (and writes a partial it sends away), a recv
+      // writes it (a partial into the inbox), a merge reads the inbox and reads and writes it.
+      const DataItem& item = schedule.items[op.first];
+      const bool partial = is_accumulator(item.kind);
+      auto& list = analysis.accesses;
+      switch (op.kind) {
+        case OpKind::send:
+          list.push_back({item, Access::read});
+          if (partial) list.push_back({item, Access::write});
+          break;
+        case OpKind::recv: list.push_back({item, partial ? Access::inbox_write : Access::write}); break;
+        default:  // merge
+          list.push_back({item, Access::read});
+          list.push_back({item, Access::write});
+          list.push_back({item, Access::inbox_read});
+          break;
+      }
+      analysis.access_offsets[index + 1] = static_cast<uint32_t>(list.size());
+      continue;
+    }
+    op_data(schedule, op, data);
     for (const auto& item : data.reads) analysis.accesses.push_back({item, Access::read});
     for (const auto& item : data.writes) analysis.accesses.push_back({item, Access::write});
     for (const auto& item : data.inbox_reads) analysis.accesses.push_back({item, Access::inbox_read});
@@ -287,8 +324,11 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
     for (uint32_t index = 0; index < op_count; ++index) by_gpu[fill[static_cast<size_t>(schedule.ops[index].gpu)]++] = index;
   }
 
-  std::vector<std::pair<uint32_t, uint32_t>> edges;  // (op, dependency)
-  edges.reserve(op_count * 2);
+  // Each op's data dependencies, sorted and unique, listed in by_gpu order: the op at position
+  // p depends on found_deps[found_offsets[p] .. found_offsets[p + 1]). No (op, dependency) pair
+  // list and no sort of it: that list, twice the size, was this analysis's memory peak.
+  std::vector<uint32_t> found_offsets(op_count + 1, 0), found_deps;
+  found_deps.reserve(op_count * 2);
   LastWriters writers(schedule);
   std::vector<uint32_t> last_on_stream(schedule.stream_names.size(), kNone);
   std::vector<uint32_t> found;
@@ -302,8 +342,9 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
       found.clear();
       if (last_on_stream[static_cast<size_t>(op.stream)] != kNone) found.push_back(last_on_stream[static_cast<size_t>(op.stream)]);
       auto depend_on_writers = [&](size_t slot) {
-        for (uint32_t writer : writers.writers(slot))
-          if (writer != kNone) found.push_back(writer);
+        writers.for_each_writer(slot, [&](uint32_t writer) {
+          if (found.empty() || found.back() != writer) found.push_back(writer);  // (sorted and made unique below)
+        });
       };
       for (const auto& access : analysis.accesses_of(index)) {
         const DataItem& item = access.item;
@@ -345,32 +386,44 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
       last_on_stream[static_cast<size_t>(op.stream)] = index;
       std::sort(found.begin(), found.end());
       found.erase(std::unique(found.begin(), found.end()), found.end());
-      for (uint32_t dep : found) edges.emplace_back(index, dep);
+      for (uint32_t dep : found) found_deps.push_back(dep);  // (a few each: cheaper than insert's bookkeeping)
+      found_offsets[position + 1] = static_cast<uint32_t>(found_deps.size());
     }
   }
+  // The buffer edges (op, dependency): at most one per stream for each receive.
+  std::vector<std::pair<uint32_t, uint32_t>> buffer_edges;
+  add_buffer_dependencies(schedule, analysis, gpu_offsets, by_gpu, buffer_edges);
+  // Counting sort of the buffer edges by op.
+  std::vector<uint32_t> buffer_offsets(op_count + 1, 0), buffer_deps(buffer_edges.size(), 0);
+  for (const auto& edge : buffer_edges) ++buffer_offsets[edge.first + 1];
+  for (size_t index = 0; index < op_count; ++index) buffer_offsets[index + 1] += buffer_offsets[index];
   {
-    // The buffer edges to come: at most one per stream for each receive (see
-    // add_buffer_dependencies); reserved now so the edge list does not double at its largest.
-    size_t receives = 0;
-    for (const Op& op : schedule.ops) receives += op.kind == OpKind::recv ? 1 : 0;
-    edges.reserve(edges.size() + receives * schedule.stream_names.size());
+    std::vector<uint32_t> fill(buffer_offsets.begin(), buffer_offsets.end() - 1);
+    for (const auto& edge : buffer_edges) buffer_deps[fill[edge.first]++] = edge.second;
   }
-  add_buffer_dependencies(schedule, analysis, gpu_offsets, by_gpu, edges);
-  // Counting sort of the edges by op gives the CSR arrays.
-  std::vector<uint32_t> offsets(op_count + 1, 0);
-  for (const auto& edge : edges) ++offsets[edge.first + 1];
-  for (size_t index = 0; index < op_count; ++index) offsets[index + 1] += offsets[index];
-  std::vector<uint32_t> deps(edges.size(), 0);
-  std::vector<uint32_t> fill(offsets.begin(), offsets.end() - 1);
-  for (const auto& edge : edges) deps[fill[edge.first]++] = edge.second;
-  // A buffer edge may repeat a data dependency: sort and deduplicate each op's short list.
+  std::vector<std::pair<uint32_t, uint32_t>>().swap(buffer_edges);
+  // Each op's position in by_gpu (which is no longer needed).
+  std::vector<uint32_t> position_of(op_count);
+  for (uint32_t position = 0; position < op_count; ++position) position_of[by_gpu[position]] = position;
+  std::vector<uint32_t>().swap(by_gpu);
+  // Each op's data dependencies, with its buffer edges (which may repeat one) merged in,
+  // sorted and unique.
   analysis.dep_offsets.assign(op_count + 1, 0);
   analysis.deps.clear();
-  analysis.deps.reserve(deps.size());
+  analysis.deps.reserve(found_deps.size() + buffer_deps.size());
+  std::vector<uint32_t> merged;
   for (size_t index = 0; index < op_count; ++index) {
-    const auto first = deps.begin() + offsets[index], last = deps.begin() + offsets[index + 1];
-    std::sort(first, last);
-    analysis.deps.insert(analysis.deps.end(), first, std::unique(first, last));
+    const uint32_t position = position_of[index];
+    const auto data_first = found_deps.begin() + found_offsets[position];
+    const auto data_last = found_deps.begin() + found_offsets[position + 1];
+    if (buffer_offsets[index] == buffer_offsets[index + 1]) {
+      for (auto dep = data_first; dep != data_last; ++dep) analysis.deps.push_back(*dep);
+    } else {
+      merged.assign(data_first, data_last);
+      merged.insert(merged.end(), buffer_deps.begin() + buffer_offsets[index], buffer_deps.begin() + buffer_offsets[index + 1]);
+      std::sort(merged.begin(), merged.end());
+      analysis.deps.insert(analysis.deps.end(), merged.begin(), std::unique(merged.begin(), merged.end()));
+    }
     analysis.dep_offsets[index + 1] = static_cast<uint32_t>(analysis.deps.size());
   }
   return "";

@@ -41,7 +41,11 @@ void require_tokens_per_gpu(const Problem& problem, int32_t gpus) {
                     ": every GPU needs at least one token");
 }
 
-Schedule generate_schedule(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options) {
+namespace {
+// generate_schedule, handing back the block grid the generator used (null for a file), which
+// generate_checked passes on to check() instead of making the same grid twice.
+Schedule generate_on_grid(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options,
+                          std::shared_ptr<const BlockGrid>& grid_used) {
   problem.validate();
   if (options.gpus < 1) throw UserError("--gpus must be at least 1, got " + std::to_string(options.gpus));
   require_tokens_per_gpu(problem, options.gpus);
@@ -51,7 +55,9 @@ Schedule generate_schedule(const std::string& algorithm, const Problem& problem,
   }
   // Before the grid (8 bytes per block) or any op is allocated.
   require_schedule_memory(algorithm, problem, options);
-  BlockGrid grid(problem, options.layout.value_or(default_layout(problem)), options.gpus);
+  auto shared_grid = std::make_shared<const BlockGrid>(problem, options.layout.value_or(default_layout(problem)), options.gpus);
+  grid_used = shared_grid;
+  const BlockGrid& grid = *shared_grid;
   if (algorithm == "ring") return generate_ring(problem, options, grid);
   if (algorithm == "all-gather") return generate_all_gather(problem, options, grid);
   if (algorithm == "ulysses") return generate_ulysses(problem, options, grid);
@@ -63,12 +69,19 @@ Schedule generate_schedule(const std::string& algorithm, const Problem& problem,
   for (const auto& info : list_generators()) known += (known.empty() ? "" : ", ") + info.name;
   throw UserError("--algo: unknown algorithm " + tessera::quoted(algorithm) + " (expected one of " + known + ")");
 }
+}  // namespace
+
+Schedule generate_schedule(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options) {
+  std::shared_ptr<const BlockGrid> grid;
+  return generate_on_grid(algorithm, problem, options, grid);
+}
 
 CheckedSchedule generate_checked(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options) {
-  Schedule schedule = generate_schedule(algorithm, problem, options);
+  std::shared_ptr<const BlockGrid> grid;
+  Schedule schedule = generate_on_grid(algorithm, problem, options, grid);
   const std::string name = schedule.name();
   try {
-    return check(std::move(schedule));
+    return check(std::move(schedule), std::move(grid));
   } catch (const InvalidSchedule& invalid) {
     if (algorithm == "file") throw UserError(options.input_path + ": invalid schedule: " + invalid.what());
     throw std::runtime_error("schedule '" + name + "' is invalid: " + invalid.what());

@@ -22,6 +22,44 @@ void sort_unique(std::vector<DataItem>& items) {
   items.clear();
   for (uint64_t key : keys) items.push_back(from_key(key));
 }
+
+// The (head group, chunk) halves of item keys (DataItem::key without the kind) of the query
+// chunks and of the key chunks of a compute op's blocks, each sorted and unique. A stamp per
+// (head group, chunk) drops repeats before the sort; a block outside the grid (never in a
+// checked schedule) just skips the stamp and is left to the sort.
+void distinct_chunks(const Schedule& schedule, const Op& op, std::vector<uint64_t>& queries, std::vector<uint64_t>& keys) {
+  thread_local std::vector<uint32_t> query_stamp, key_stamp;
+  thread_local uint32_t stamp = 0;
+  const size_t pairs = static_cast<size_t>(schedule.head_groups) * static_cast<size_t>(schedule.chunks());
+  if (query_stamp.size() != pairs || stamp == UINT32_MAX) {
+    query_stamp.assign(pairs, 0);
+    key_stamp.assign(pairs, 0);
+    stamp = 0;
+  }
+  ++stamp;
+  queries.clear();
+  keys.clear();
+  auto pair_key = [](int32_t head_group, int32_t chunk) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(head_group)) << 32) | static_cast<uint32_t>(chunk);
+  };
+  auto add = [&](std::vector<uint32_t>& stamps, std::vector<uint64_t>& list, int32_t head_group, int32_t chunk) {
+    if (head_group >= 0 && head_group < schedule.head_groups && chunk >= 0 && chunk < schedule.chunks()) {
+      uint32_t& seen = stamps[static_cast<size_t>(head_group) * static_cast<size_t>(schedule.chunks()) + static_cast<size_t>(chunk)];
+      if (seen == stamp) return;
+      seen = stamp;
+    }
+    list.push_back(pair_key(head_group, chunk));
+  };
+  for (const auto& block : schedule.blocks_of(op)) {
+    add(query_stamp, queries, block.head_group, block.q_chunk);
+    add(key_stamp, keys, block.head_group, block.kv_chunk);
+  }
+  for (auto* list : {&queries, &keys}) {
+    std::sort(list->begin(), list->end());
+    list->erase(std::unique(list->begin(), list->end()), list->end());
+  }
+}
+
 }  // namespace
 
 void op_data(const Schedule& schedule, const Op& op, OpData& out) {
@@ -31,33 +69,27 @@ void op_data(const Schedule& schedule, const Op& op, OpData& out) {
   out.inbox_writes.clear();
   switch (op.kind) {
     case OpKind::compute: {
-      // A tile's blocks come row by row, so consecutive blocks mostly share their query chunk
-      // (or key chunk): items equal to the previous block's are skipped here, which leaves the
-      // sorted, deduplicated result below unchanged and makes its sort much shorter.
-      const BlockRef* previous = nullptr;
-      for (const auto& block : schedule.blocks_of(op)) {
-        const int32_t hg = block.head_group;
-        const bool same_group = previous != nullptr && previous->head_group == hg;
-        const bool new_query = !same_group || previous->q_chunk != block.q_chunk;
-        const bool new_key = !same_group || previous->kv_chunk != block.kv_chunk;
-        previous = &block;
-        if (new_query) out.reads.push_back({DataKind::Q, hg, block.q_chunk});
-        if (new_key) out.reads.push_back({DataKind::KV, hg, block.kv_chunk});
-        if (op.pass == Pass::forward) {
-          if (new_query) {
-            out.writes.push_back({DataKind::O, hg, block.q_chunk});
-            out.writes.push_back({DataKind::LSE, hg, block.q_chunk});
-          }
-        } else {
-          if (new_query) {
-            out.reads.push_back({DataKind::dO, hg, block.q_chunk});
-            out.reads.push_back({DataKind::Stats, hg, block.q_chunk});
-            out.writes.push_back({DataKind::dQ, hg, block.q_chunk});
-          }
-          if (new_key) out.writes.push_back({DataKind::dKV, hg, block.kv_chunk});
-        }
+      // Sorted by key, a compute op's items are, kind by kind (Q, KV, O, LSE, dO, Stats, dQ,
+      // dKV), its distinct query chunks or its distinct key chunks. So those two lists are made
+      // once, sorted, and expanded per kind: a tile of 8 x 16 blocks sorts 8 and 16 keys, not
+      // the 128 key items its rows repeat.
+      thread_local std::vector<uint64_t> queries, keys;
+      distinct_chunks(schedule, op, queries, keys);
+      auto expand = [](DataKind kind, const std::vector<uint64_t>& chunks, std::vector<DataItem>& list) {
+        for (uint64_t chunk : chunks) list.push_back(from_key((static_cast<uint64_t>(kind) << 56) | chunk));
+      };
+      expand(DataKind::Q, queries, out.reads);
+      expand(DataKind::KV, keys, out.reads);
+      if (op.pass == Pass::forward) {
+        expand(DataKind::O, queries, out.writes);
+        expand(DataKind::LSE, queries, out.writes);
+      } else {
+        expand(DataKind::dO, queries, out.reads);
+        expand(DataKind::Stats, queries, out.reads);
+        expand(DataKind::dQ, queries, out.writes);
+        expand(DataKind::dKV, keys, out.writes);
       }
-      break;
+      return;  // sorted and unique already
     }
     case OpKind::send:
       for (const auto& item : schedule.items_of(op)) {

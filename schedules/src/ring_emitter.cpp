@@ -8,25 +8,31 @@ namespace {
 
 int32_t wrap(int64_t value, int32_t size) { return static_cast<int32_t>(((value % size) + size) % size); }
 
-std::vector<DataItem> items_of_kinds(std::initializer_list<DataKind> kinds, int32_t head_group,
-                                     const std::vector<int32_t>& chunks) {
-  std::vector<DataItem> list;
+// Appends (kind, head_group, chunk) for each kind, then each chunk, to `list`.
+void append_items_of_kinds(std::initializer_list<DataKind> kinds, int32_t head_group, const std::vector<int32_t>& chunks,
+                           std::vector<DataItem>& list) {
   for (DataKind kind : kinds)
     for (int32_t chunk : chunks) list.push_back(DataItem{kind, head_group, chunk});
-  return list;
 }
 
-// What travels with the chunk, and which partial follows it, for a side and a pass.
-std::vector<DataItem> travelling_inputs(RingSide side, Pass pass, int32_t head_group, const std::vector<int32_t>& chunks) {
-  if (side == RingSide::pass_kv) return items_of_kinds({DataKind::KV}, head_group, chunks);
-  if (pass == Pass::forward) return items_of_kinds({DataKind::Q}, head_group, chunks);
-  return items_of_kinds({DataKind::Q, DataKind::dO, DataKind::Stats}, head_group, chunks);
+// What travels with the chunk, and which partial follows it, for a side and a pass. Both fill
+// `list` (cleared first): the emitter reuses its lists for every step instead of allocating.
+void travelling_inputs(RingSide side, Pass pass, int32_t head_group, const std::vector<int32_t>& chunks,
+                       std::vector<DataItem>& list) {
+  list.clear();
+  if (side == RingSide::pass_kv) return append_items_of_kinds({DataKind::KV}, head_group, chunks, list);
+  if (pass == Pass::forward) return append_items_of_kinds({DataKind::Q}, head_group, chunks, list);
+  append_items_of_kinds({DataKind::Q, DataKind::dO, DataKind::Stats}, head_group, chunks, list);
 }
-std::vector<DataItem> travelling_partial(RingSide side, Pass pass, int32_t head_group, const std::vector<int32_t>& chunks) {
-  if (side == RingSide::pass_kv)
-    return pass == Pass::forward ? std::vector<DataItem>{} : items_of_kinds({DataKind::dKV}, head_group, chunks);
-  if (pass == Pass::forward) return items_of_kinds({DataKind::O, DataKind::LSE}, head_group, chunks);
-  return items_of_kinds({DataKind::dQ}, head_group, chunks);
+void travelling_partial(RingSide side, Pass pass, int32_t head_group, const std::vector<int32_t>& chunks,
+                        std::vector<DataItem>& list) {
+  list.clear();
+  if (side == RingSide::pass_kv) {
+    if (pass != Pass::forward) append_items_of_kinds({DataKind::dKV}, head_group, chunks, list);
+    return;
+  }
+  if (pass == Pass::forward) return append_items_of_kinds({DataKind::O, DataKind::LSE}, head_group, chunks, list);
+  append_items_of_kinds({DataKind::dQ}, head_group, chunks, list);
 }
 
 }  // namespace
@@ -89,53 +95,61 @@ void emit_ring_pass(ScheduleBuilder& builder, const BlockGrid& grid, const RingS
   // The chunks that travel through this member at step s: those of the member s hops back.
   auto origin = [&](int32_t step) { return wrap(position - step, size); };
   auto travelling = [&](int32_t step) -> const std::vector<int32_t>& { return ring.chunks[static_cast<size_t>(origin(step))]; };
+  // Lists reused for every step (one allocation each per member, not one per step).
+  std::vector<BlockRef> blocks;
+  std::vector<DataItem> arriving, inputs, leaving;
+  std::vector<int32_t> alive;
   auto blocks_at = [&](int32_t step) {
-    std::vector<BlockRef> list;
+    blocks.clear();
     for (int32_t mine : resident)
       for (int32_t theirs : travelling(step)) {
         const int32_t q = ring.side == RingSide::pass_kv ? mine : theirs;
         const int32_t kv = ring.side == RingSide::pass_kv ? theirs : mine;
-        if (grid.has_work(q, kv)) list.push_back(BlockRef{ring.head_group, q, kv});
+        if (grid.has_work(q, kv)) blocks.push_back(BlockRef{ring.head_group, q, kv});
       }
-    return list;
   };
   // The partial items of the chunks travelling at `step` that hold a contribution once the
   // member `hops` steps after their origin has added its own.
-  const bool travels = size > 1 && !travelling_partial(ring.side, pass, ring.head_group, resident).empty();
-  auto partial_after = [&](int32_t step, int32_t hops) {
-    std::vector<int32_t> alive;
+  travelling_partial(ring.side, pass, ring.head_group, resident, leaving);
+  const bool travels = size > 1 && !leaving.empty();
+  auto partial_after = [&](int32_t step, int32_t hops, std::vector<DataItem>& list) {
+    list.clear();
+    if (!travels) return;
+    alive.clear();
     const auto& chunks = travelling(step);
     const auto& first = ring.first_contribution[static_cast<size_t>(origin(step))];
     for (size_t x = 0; x < chunks.size(); ++x)
       if (first[x] <= hops) alive.push_back(chunks[x]);
-    return travels ? travelling_partial(ring.side, pass, ring.head_group, alive) : std::vector<DataItem>{};
+    travelling_partial(ring.side, pass, ring.head_group, alive, list);
   };
 
   for (int32_t step = 0; step < size; ++step) {
     // The partial of this step's chunks, from the member that held them last step. Posted
     // before the next chunk's receive: sends from one member to the next alternate chunk,
     // partial, chunk, partial, and transfers between a pair match in program order.
-    const auto arriving = step >= 2 ? partial_after(step, step - 1) : std::vector<DataItem>{};
+    arriving.clear();
+    if (step >= 2) partial_after(step, step - 1, arriving);
     if (!arriving.empty()) builder.recv(gpu, streams.partial_recv, previous, arriving);
     if (step + 1 < size) {
-      builder.send(gpu, streams.travel_send, next, travelling_inputs(ring.side, pass, ring.head_group, travelling(step)));
-      builder.recv(gpu, streams.travel_recv, previous,
-                   travelling_inputs(ring.side, pass, ring.head_group, travelling(step + 1)));
+      travelling_inputs(ring.side, pass, ring.head_group, travelling(step), inputs);
+      builder.send(gpu, streams.travel_send, next, inputs);
+      travelling_inputs(ring.side, pass, ring.head_group, travelling(step + 1), inputs);
+      builder.recv(gpu, streams.travel_recv, previous, inputs);
     }
-    const auto blocks = blocks_at(step);
+    blocks_at(step);
     if (!blocks.empty()) builder.compute(gpu, pass, blocks, streams.compute);
     if (step >= 1) {
       if (!arriving.empty()) builder.merge(gpu, streams.compute, arriving);
-      const auto leaving = partial_after(step, step);
+      partial_after(step, step, leaving);
       if (!leaving.empty()) builder.send(gpu, streams.partial_send, next, leaving);
     }
   }
   // The last hop brings the partial of the member's own chunks home, to be merged with the
   // contribution it kept.
-  const auto home = partial_after(0, size - 1);
-  if (!home.empty()) {
-    builder.recv(gpu, streams.partial_recv, previous, home);
-    builder.merge(gpu, streams.compute, home);
+  partial_after(0, size - 1, leaving);
+  if (!leaving.empty()) {
+    builder.recv(gpu, streams.partial_recv, previous, leaving);
+    builder.merge(gpu, streams.compute, leaving);
   }
 }
 

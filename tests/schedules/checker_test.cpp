@@ -453,3 +453,30 @@ TEST_CASE("a receive waits for a free buffer", "[checker][buffers]") {
           std::set<uint32_t>{static_cast<uint32_t>(step1_compute[0]), static_cast<uint32_t>(step1_send[0])});
   }
 }
+
+// check() on a grid made beforehand: reused only when it is the schedule's own (same problem,
+// layout and chunks); any other grid is replaced by one built for the schedule.
+TEST_CASE("check reuses a grid only when it is the schedule's", "[checker]") {
+  const Problem problem = problem_of(MaskKind::causal, Pass::forward);
+  auto own = std::make_shared<const BlockGrid>(problem, Layout::contiguous, 4);
+  CHECK(check(ring(problem, 4), own).shared_grid() == own);
+
+  auto other_layout = std::make_shared<const BlockGrid>(problem, Layout::zigzag, 4);
+  const CheckedSchedule relaid = check(ring(problem, 4), other_layout);
+  CHECK(relaid.shared_grid() != other_layout);
+  CHECK(relaid.grid().layout() == Layout::contiguous);
+
+  Problem longer = problem;
+  longer.seq_len = 36;
+  auto other_problem = std::make_shared<const BlockGrid>(longer, Layout::contiguous, 4);
+  const CheckedSchedule rebuilt = check(ring(problem, 4), other_problem);
+  CHECK(rebuilt.shared_grid() != other_problem);
+  CHECK(rebuilt.grid().problem().seq_len == 35);
+  // Causal, contiguous chunks of 8, 9, 9, 9 tokens: 35 * 36 / 2 pairs in all.
+  CHECK(rebuilt.grid().total_pairs() == 35 * 36 / 2);
+
+  Problem batched = problem;
+  batched.batch = 2;
+  auto other_batch = std::make_shared<const BlockGrid>(batched, Layout::contiguous, 4);
+  CHECK(check(ring(problem, 4), other_batch).grid().problem().batch == 1);
+}

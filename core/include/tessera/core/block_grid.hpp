@@ -22,9 +22,14 @@ class BlockGrid {
   int64_t chunk_tokens(int64_t chunk) const { return token_counts_[static_cast<size_t>(chunk)]; }
 
   // Unmasked (query, key) pairs of block (i, j), one head, one sequence of the batch.
-  int64_t pairs(int64_t q_chunk, int64_t kv_chunk) const;
+  // Inline where already counted (the cost model asks for every block of every op).
+  int64_t pairs(int64_t q_chunk, int64_t kv_chunk) const {
+    const int64_t cached = pairs_cache_[static_cast<size_t>(q_chunk * chunks_ + kv_chunk)];
+    return cached >= 0 ? cached : count_pairs(q_chunk, kv_chunk);
+  }
   bool has_work(int64_t q_chunk, int64_t kv_chunk) const { return pairs(q_chunk, kv_chunk) > 0; }
-  // Sum of pairs over the whole grid (one head): N*N full, N(N+1)/2 causal, ...
+  // Sum of pairs over the whole grid (one head): N*N full, N(N+1)/2 causal, ... Made once,
+  // which also fills every block's pairs (the schedule cache relies on it).
   int64_t total_pairs() const;
 
  private:
@@ -34,7 +39,9 @@ class BlockGrid {
   DocumentBounds documents_;
   std::vector<TokenSet> tokens_;
   std::vector<int64_t> token_counts_;
+  int64_t count_pairs(int64_t q_chunk, int64_t kv_chunk) const;  // counts and caches
   mutable std::vector<int64_t> pairs_cache_;  // -1 = not computed yet
+  mutable int64_t total_pairs_ = -1;          // -1 = not computed yet
 };
 
 }  // namespace tessera

@@ -33,7 +33,10 @@ enum class DataKind : uint8_t { Q, KV, O, LSE, dO, Stats, dQ, dKV };
 inline constexpr int kDataKindCount = 8;
 std::string to_string(DataKind kind);
 bool parse_data_kind(const std::string& text, DataKind& kind);
-bool is_accumulator(DataKind kind);
+// Inline: the analyses ask it for every access of millions of ops.
+inline bool is_accumulator(DataKind kind) {
+  return kind == DataKind::O || kind == DataKind::LSE || kind == DataKind::dQ || kind == DataKind::dKV;
+}
 
 struct DataItem {
   DataKind kind = DataKind::Q;
