@@ -130,6 +130,10 @@ int main(int argc, char** argv) {
                        "speed now (the calibrated compute and busy-devices curve scaled by it); compute: scale the compute only; "
                        "off: predict at the speed it was calibrated at")
       ->capture_default_str();
+  validate->add_option("--repeats", execute.executions,
+                       "timed executions, 1 to 100; more than 1 runs one untimed warm-up first and compares the "
+                       "execution of median end-to-end time with the prediction")
+      ->capture_default_str();
   validate->add_flag("--json", common.json, "print one JSON object");
 
   auto* calibrate = app.add_subcommand("calibrate", "measure block attention speed and write the simulator's calibration file");

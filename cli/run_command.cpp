@@ -41,6 +41,17 @@ using schedules::GeneratorOptions;
 
 namespace {
 
+// validate --repeats: more than a hundred executions steady nothing further.
+constexpr int kMostExecutions = 100;
+
+// The index of the median value (the lower middle one for an even count).
+size_t median_index(const std::vector<double>& values) {
+  std::vector<size_t> order(values.size());
+  for (size_t index = 0; index < order.size(); ++index) order[index] = index;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return values[a] < values[b]; });
+  return order[(order.size() - 1) / 2];
+}
+
 std::unique_ptr<backend::ScheduleExecutor> make_backend(const RunFlags& flags) {
   backend::ExecutorOptions options;
   try {
@@ -382,6 +393,9 @@ void time_reference(backend::ScheduleExecutor& executor, SpeedCheck& check, bool
 int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& schedule_flags,
                         const HardwareFlags& hardware_flags, const NetworkFlags& network_flags, const RunFlags& flags,
                         const CommonFlags& common) {
+  if (flags.executions < 1 || flags.executions > kMostExecutions)
+    throw UserError("--repeats: expected 1 to " + std::to_string(kMostExecutions) + " timed executions, got " +
+                    std::to_string(flags.executions));
   std::unique_ptr<backend::ScheduleExecutor> executor = make_backend(flags);
   GeneratorOptions options;
   const CheckedSchedule checked = executable_schedule(problem_flags, schedule_flags, options);
@@ -404,13 +418,22 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
   planned.device_of_rank = executor->planned_devices(schedule.gpus);
   const Prediction before =
       predict(checked, hardware_flags, network_flags, flags.calibration, simulation, devices_of_run(flags, planned, schedule.gpus));
-  backend::ExecutionRecord record;
+  // Repeated executions: one execution on a shared machine can land in a slow or a fast spell
+  // (on the two-core VM, runs of similar schedules measured 0.45 s to 0.87 s), so with
+  // --repeats N the first, untimed, execution warms caches, pages and threads, and the one of
+  // median end-to-end time among N is compared (the lower middle one for an even N).
+  const int executions = flags.executions > 1 ? flags.executions + 1 : 1;
+  std::vector<backend::ExecutionRecord> records(static_cast<size_t>(executions));
   time_reference(*executor, speed, true);
   {
-    RunTicker ticker(before.result.makespan_s);
-    executor->execute(checked, tensors, record);
+    RunTicker ticker(before.result.makespan_s * executions);
+    for (backend::ExecutionRecord& run : records) executor->execute(checked, tensors, run);
   }
   time_reference(*executor, speed, false);
+  if (executions > 1) records.erase(records.begin());  // the warm-up
+  std::vector<double> makespans_s;
+  for (const backend::ExecutionRecord& run : records) makespans_s.push_back(run.makespan_s);
+  const backend::ExecutionRecord& record = records[median_index(makespans_s)];
   if (!record.reporting) return 0;  // an MPI process other than 0: process 0 reports
   if (!flags.trace.empty()) write_measured_trace(flags.trace, schedule, record);
 
@@ -477,6 +500,8 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
                                                 {"compute_only", {{"predicted_s", compute_only.result.makespan_s},
                                                                   {"relative_error", compute_only_error},
                                                                   {"abs_error", std::abs(compute_only_error)}}}}},
+                                {"executions", {{"timed", makespans_s.size()}, {"warm_up", executions > 1},
+                                                {"makespans_s", makespans_s}}},
                                 {"speed_reference", speed_json(speed)}}, 2)
               << "\n";
     return 0;
@@ -498,6 +523,11 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
             << " %, " << (std::abs(error) <= 0.10 ? "within" : "outside") << " 10 %); " << schedule.gpus << " ranks on "
             << devices << (devices == 1 ? " device" : " devices") << "; per op kind, summed op times (ops on a shared device "
             << "run concurrently, so they add up to more than the end to end)\n";
+  if (makespans_s.size() > 1) {
+    const auto [fastest, slowest] = std::minmax_element(makespans_s.begin(), makespans_s.end());
+    std::cout << "measured: the median of " << makespans_s.size() << " executions after a warm-up (they took "
+              << format_seconds(*fastest) << " to " << format_seconds(*slowest) << ")\n";
+  }
   std::cout << speed_text(speed, unadjusted_end_s, unadjusted_error);
   return 0;
 }

@@ -10,8 +10,9 @@
 #   tools/validate-rounds.sh [path/to/tessera]      (default: build/release/cli/tessera,
 #                                                    else build/default/cli/tessera)
 # Environment: ROUNDS (3), SEQ (2K), HEADS (4), HEAD_DIM (32), SIDES (64,128,256,512),
-# REPEATS (5), DEVICES (0 = every core), SPEED_REFERENCE (on), OUT (a scratch folder for the
-# JSON it writes).
+# REPEATS (5, calibrate's timed runs per block), EXECUTIONS (3, validate's timed executions after a
+# warm-up, the median compared), DEVICES (0 = every core), SPEED_REFERENCE (on), OUT (a scratch
+# folder for the JSON it writes).
 set -euo pipefail
 tessera=${1:-}
 if [[ -z $tessera ]]; then
@@ -22,10 +23,11 @@ fi
 [[ -n $tessera && -x $tessera ]] || { echo "validate-rounds: build the tessera command first (cmake --build --preset release --target tessera)" >&2; exit 2; }
 rounds=${ROUNDS:-3} seq=${SEQ:-2K} heads=${HEADS:-4} head_dim=${HEAD_DIM:-32}
 sides=${SIDES:-64,128,256,512} repeats=${REPEATS:-5} devices=${DEVICES:-0} speed_reference=${SPEED_REFERENCE:-on}
+executions=${EXECUTIONS:-3}
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
 shape=(--heads "$heads" --kv-heads "$heads" --head-dim "$head_dim")
-echo "tessera: $tessera; $rounds rounds; seq $seq, $heads heads of $head_dim, causal, forward + backward; devices ${devices/#0/every core}; speed reference $speed_reference; files in $out"
+echo "tessera: $tessera; $rounds rounds; seq $seq, $heads heads of $head_dim, causal, forward + backward; devices ${devices/#0/every core}; speed reference $speed_reference; validate: median of $executions executions; files in $out"
 for round in $(seq 1 "$rounds"); do
   calibration=$out/cpu-round$round.json
   echo
@@ -36,7 +38,7 @@ for round in $(seq 1 "$rounds"); do
     for ranks in 4 8 16; do
       result=$out/round$round-$algorithm-$ranks.json
       "$tessera" validate --algo "$algorithm" --gpus "$ranks" --seq "$seq" "${shape[@]}" --pass both --devices "$devices" \
-        --calibration "$calibration" --speed-reference "$speed_reference" --json > "$result"
+        --calibration "$calibration" --speed-reference "$speed_reference" --repeats "$executions" --json > "$result"
       line=$(python3 - "$result" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <algorithm>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -389,6 +390,21 @@ TEST_CASE("tessera calibrate and validate on the CPU predict the ranks on the co
                      "--calibration cli_test_cpu_cal.json");
   CHECK(text.out.find("speed reference: a 32-token forward block took") != std::string::npos);
   CHECK(text.out.find("without the adjustment: predicted") != std::string::npos);
+  // Repeated: three timed executions after a warm-up, and the one compared is their median.
+  const auto repeated = run_json("--calibration cli_test_cpu_cal.json --repeats 3");
+  CHECK(repeated["executions"]["timed"] == 3);
+  CHECK(repeated["executions"]["warm_up"] == true);
+  std::vector<double> makespans_s = repeated["executions"]["makespans_s"].get<std::vector<double>>();
+  REQUIRE(makespans_s.size() == 3);
+  std::sort(makespans_s.begin(), makespans_s.end());
+  CHECK(repeated["end_to_end"]["measured_s"].get<double>() == makespans_s[1]);
+  CHECK(on["executions"]["timed"] == 1);
+  CHECK(on["executions"]["warm_up"] == false);
+  for (const char* count : {"0", "101"}) {
+    Run outside = tessera(std::string("validate --algo ring --gpus 4 --seq 256 --repeats ") + count);
+    CHECK(outside.exit_code == 2);
+    CHECK(outside.err.find("--repeats: expected 1 to 100 timed executions, got " + std::string(count)) != std::string::npos);
+  }
   Run bad = tessera("validate --algo ring --gpus 4 --seq 256 --calibration cli_test_cpu_cal.json --speed-reference maybe");
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("--speed-reference: expected on, compute or off, got 'maybe'") != std::string::npos);
