@@ -131,8 +131,10 @@ int main(int argc, char** argv) {
                        "off: predict at the speed it was calibrated at")
       ->capture_default_str();
   validate->add_option("--repeats", execute.executions,
-                       "timed executions, 1 to 100; more than 1 runs one untimed warm-up first and compares the "
-                       "execution of median end-to-end time with the prediction")
+                       "timed executions, 1 to 100; more than 1 runs one untimed warm-up first; the speed reference is "
+                       "timed before the first and after each, each execution predicted at the speed around it, and "
+                       "the execution of median measured / predicted is compared (of median time with "
+                       "--speed-reference off)")
       ->capture_default_str();
   validate->add_flag("--json", common.json, "print one JSON object");
 

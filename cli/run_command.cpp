@@ -338,7 +338,7 @@ std::string speed_text(const SpeedCheck& speed, double unadjusted_s, double unad
   const CalibratedSpeedReference& reference = speed.reference;
   text << "speed reference: a " << reference.side_tokens << "-token forward block took " << format_seconds(reference.times.block_s)
        << " at calibration, " << format_seconds(speed.before.block_s) << " before and " << format_seconds(speed.after.block_s)
-       << " after this run: compute x" << format_fixed(speed.factors_before.compute, 3) << " / x"
+       << " after the execution compared: compute x" << format_fixed(speed.factors_before.compute, 3) << " / x"
        << format_fixed(speed.factors_after.compute, 3) << ", mean x" << format_fixed(speed.factors.compute, 3) << "\n";
   if (speed.before.devices_s > 0 && !speed.devices_speedup.empty()) {
     auto busy = [&](const SpeedReferenceTimes& times) { return reference.devices * times.alone_s / times.devices_s; };
@@ -346,7 +346,7 @@ std::string speed_text(const SpeedCheck& speed, double unadjusted_s, double unad
     text << "  " << reference.devices << " busy devices deliver " << format_fixed(speed.devices_speedup[level], 2)
          << "x one in the calibrated curve (" << format_fixed(busy(reference.times), 2) << "x in the reference at calibration), "
          << format_fixed(busy(speed.before), 2) << "x before and " << format_fixed(busy(speed.after), 2)
-         << "x after this run: devices x" << format_fixed(speed.factors.devices, 3)
+         << "x after the execution compared: devices x" << format_fixed(speed.factors.devices, 3)
          << (speed.use_devices ? "" : " (not applied: --speed-reference compute)") << "\n";
   }
   text << "  without the adjustment: predicted " << format_seconds(unadjusted_s) << ", end-to-end error "
@@ -377,17 +377,53 @@ SpeedCheck speed_check_for(const RunFlags& flags) {
   return check;
 }
 
-// Times the reference now on the executor of the run (`when` before or after it): the factors
-// against the calibration's. A reference of several devices on an executor that now has fewer
-// keeps the devices curve (factor 1) and says so.
-void time_reference(backend::ScheduleExecutor& executor, SpeedCheck& check, bool before) {
-  if (!check.applied()) return;
-  const SpeedReferenceTimes now = backend::time_speed_reference(executor, check.reference, 5);
+// Times the reference now on the executor of the run: its factors against the calibration's. A
+// reference of several devices on an executor that now has fewer keeps the devices curve
+// (factor 1).
+struct ReferenceTiming {
+  SpeedReferenceTimes times;
+  scenario::SpeedFactors factors;
+};
+ReferenceTiming time_reference(backend::ScheduleExecutor& executor, const SpeedCheck& check) {
+  ReferenceTiming timing;
+  timing.times = backend::time_speed_reference(executor, check.reference, 5);
   CalibratedSpeedReference compared = check.reference;
-  if (now.devices_s <= 0) compared.devices = 1;
-  (before ? check.before : check.after) = now;
-  (before ? check.factors_before : check.factors_after) = scenario::speed_factors(compared, now, check.devices_speedup);
-  check.factors = scenario::combined_factors(check.factors_before, check.factors_after);
+  if (timing.times.devices_s <= 0) compared.devices = 1;
+  timing.factors = scenario::speed_factors(compared, timing.times, check.devices_speedup);
+  return timing;
+}
+
+// `check` for the execution between the reference timings `before` and `after`.
+SpeedCheck bracketed(SpeedCheck check, const ReferenceTiming& before, const ReferenceTiming& after) {
+  check.before = before.times;
+  check.after = after.times;
+  check.factors_before = before.factors;
+  check.factors_after = after.factors;
+  check.factors = scenario::combined_factors(before.factors, after.factors);
+  return check;
+}
+
+// Every timed execution: its time, its prediction, and the speed factors it was predicted at
+// (the mean of the reference timings around it), and which one is compared.
+nlohmann::json executions_json(const std::vector<double>& makespans_s, const std::vector<Prediction>& predictions,
+                               const std::vector<ReferenceTiming>& references, size_t compared) {
+  nlohmann::json json = {{"timed", makespans_s.size()}, {"warm_up", makespans_s.size() > 1},
+                         {"makespans_s", makespans_s}, {"compared", compared}};
+  std::vector<double> predicted_s, compute_factors, devices_factors;
+  for (size_t index = 0; index < predictions.size(); ++index) {
+    predicted_s.push_back(predictions[index].result.makespan_s);
+    if (references.size() == predictions.size() + 1) {
+      const scenario::SpeedFactors factors = scenario::combined_factors(references[index].factors, references[index + 1].factors);
+      compute_factors.push_back(factors.compute);
+      devices_factors.push_back(factors.devices);
+    }
+  }
+  json["predicted_s"] = predicted_s;
+  if (!compute_factors.empty()) {
+    json["compute_factors"] = compute_factors;
+    json["devices_factors"] = devices_factors;
+  }
+  return json;
 }
 
 int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& schedule_flags,
@@ -420,32 +456,57 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
       predict(checked, hardware_flags, network_flags, flags.calibration, simulation, devices_of_run(flags, planned, schedule.gpus));
   // Repeated executions: one execution on a shared machine can land in a slow or a fast spell
   // (on the two-core VM, runs of similar schedules measured 0.45 s to 0.87 s), so with
-  // --repeats N the first, untimed, execution warms caches, pages and threads, and the one of
-  // median end-to-end time among N is compared (the lower middle one for an even N).
-  const int executions = flags.executions > 1 ? flags.executions + 1 : 1;
-  std::vector<backend::ExecutionRecord> records(static_cast<size_t>(executions));
-  time_reference(*executor, speed, true);
+  // --repeats N the first, untimed, execution warms caches, pages and threads, and N timed ones
+  // follow. The speed reference is timed before the first and after every one, so that each
+  // execution is predicted at the speed of the seconds around it, not of the whole series: on
+  // that VM the reference's time moved by up to 50 % within the few seconds of three executions.
+  // Compared: the execution of median measured / predicted (adjusted; without the reference,
+  // of median time), the lower middle one for an even N.
+  const int timed = flags.executions;
+  std::vector<backend::ExecutionRecord> records(static_cast<size_t>(timed));
+  std::vector<ReferenceTiming> references;
   {
-    RunTicker ticker(before.result.makespan_s * executions);
-    for (backend::ExecutionRecord& run : records) executor->execute(checked, tensors, run);
+    RunTicker ticker(before.result.makespan_s * (timed > 1 ? timed + 1 : 1));
+    if (timed > 1) {
+      backend::ExecutionRecord warm_up;
+      executor->execute(checked, tensors, warm_up);
+    }
+    if (speed.applied()) references.push_back(time_reference(*executor, speed));
+    for (backend::ExecutionRecord& run : records) {
+      executor->execute(checked, tensors, run);
+      if (speed.applied()) references.push_back(time_reference(*executor, speed));
+    }
   }
-  time_reference(*executor, speed, false);
-  if (executions > 1) records.erase(records.begin());  // the warm-up
+  if (!records.front().reporting) return 0;  // an MPI process other than 0: process 0 reports
   std::vector<double> makespans_s;
   for (const backend::ExecutionRecord& run : records) makespans_s.push_back(run.makespan_s);
-  const backend::ExecutionRecord& record = records[median_index(makespans_s)];
-  if (!record.reporting) return 0;  // an MPI process other than 0: process 0 reports
+  const std::vector<int32_t> planned_devices = devices_of_run(flags, planned, schedule.gpus);
+  // Each execution's prediction at its own speed (the planned one where the speed is not applied).
+  std::vector<Prediction> predictions;
+  std::vector<double> ratios;
+  for (size_t index = 0; index < records.size(); ++index) {
+    const std::vector<int32_t> devices = devices_of_run(flags, records[index], schedule.gpus);
+    if (speed.applied())
+      predictions.push_back(predict(checked, hardware_flags, network_flags, flags.calibration, simulation, devices,
+                                    bracketed(speed, references[index], references[index + 1])));
+    else if (devices == planned_devices)
+      predictions.push_back(before);
+    else
+      predictions.push_back(predict(checked, hardware_flags, network_flags, flags.calibration, simulation, devices));
+    ratios.push_back(makespans_s[index] / predictions.back().result.makespan_s);
+  }
+  const size_t compared = median_index(speed.applied() ? ratios : makespans_s);
+  const backend::ExecutionRecord& record = records[compared];
+  if (speed.applied()) speed = bracketed(speed, references[compared], references[compared + 1]);
   if (!flags.trace.empty()) write_measured_trace(flags.trace, schedule, record);
 
   // What ran is what is predicted: the record's own devices.
   const std::vector<int32_t> device_of_rank = devices_of_run(flags, record, schedule.gpus);
   // Unadjusted: at the speed of the calibration; the headline prediction at the speed of now.
-  const Prediction unadjusted = device_of_rank == devices_of_run(flags, planned, schedule.gpus)
+  const Prediction unadjusted = device_of_rank == planned_devices
                                     ? before
                                     : predict(checked, hardware_flags, network_flags, flags.calibration, simulation, device_of_rank);
-  const Prediction predicted =
-      speed.applied() ? predict(checked, hardware_flags, network_flags, flags.calibration, simulation, device_of_rank, speed)
-                      : unadjusted;
+  const Prediction& predicted = predictions[compared];
   // The compute factor alone (the busy-devices curve as calibrated), for comparison.
   SpeedCheck compute_speed = speed;
   compute_speed.use_devices = false;
@@ -500,8 +561,7 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
                                                 {"compute_only", {{"predicted_s", compute_only.result.makespan_s},
                                                                   {"relative_error", compute_only_error},
                                                                   {"abs_error", std::abs(compute_only_error)}}}}},
-                                {"executions", {{"timed", makespans_s.size()}, {"warm_up", executions > 1},
-                                                {"makespans_s", makespans_s}}},
+                                {"executions", executions_json(makespans_s, predictions, references, compared)},
                                 {"speed_reference", speed_json(speed)}}, 2)
               << "\n";
     return 0;
@@ -525,7 +585,8 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
             << "run concurrently, so they add up to more than the end to end)\n";
   if (makespans_s.size() > 1) {
     const auto [fastest, slowest] = std::minmax_element(makespans_s.begin(), makespans_s.end());
-    std::cout << "measured: the median of " << makespans_s.size() << " executions after a warm-up (they took "
+    std::cout << "measured: execution " << compared + 1 << " of " << makespans_s.size() << " after a warm-up, the one of median "
+              << (speed.applied() ? "measured / predicted" : "time") << " (they took "
               << format_seconds(*fastest) << " to " << format_seconds(*slowest) << ")\n";
   }
   std::cout << speed_text(speed, unadjusted_end_s, unadjusted_error);

@@ -390,14 +390,39 @@ TEST_CASE("tessera calibrate and validate on the CPU predict the ranks on the co
                      "--calibration cli_test_cpu_cal.json");
   CHECK(text.out.find("speed reference: a 32-token forward block took") != std::string::npos);
   CHECK(text.out.find("without the adjustment: predicted") != std::string::npos);
-  // Repeated: three timed executions after a warm-up, and the one compared is their median.
+  // Repeated: three timed executions after a warm-up, each predicted at the speed the reference
+  // had around it, and the one compared is the one of median measured / predicted.
   const auto repeated = run_json("--calibration cli_test_cpu_cal.json --repeats 3");
-  CHECK(repeated["executions"]["timed"] == 3);
-  CHECK(repeated["executions"]["warm_up"] == true);
-  std::vector<double> makespans_s = repeated["executions"]["makespans_s"].get<std::vector<double>>();
+  const auto& executions = repeated["executions"];
+  CHECK(executions["timed"] == 3);
+  CHECK(executions["warm_up"] == true);
+  const std::vector<double> makespans_s = executions["makespans_s"].get<std::vector<double>>();
+  const std::vector<double> predicted_s = executions["predicted_s"].get<std::vector<double>>();
   REQUIRE(makespans_s.size() == 3);
-  std::sort(makespans_s.begin(), makespans_s.end());
-  CHECK(repeated["end_to_end"]["measured_s"].get<double>() == makespans_s[1]);
+  REQUIRE(predicted_s.size() == 3);
+  REQUIRE(executions["compute_factors"].size() == 3);
+  std::vector<double> ratios;
+  for (size_t index = 0; index < 3; ++index) ratios.push_back(makespans_s[index] / predicted_s[index]);
+  const auto compared = executions["compared"].get<size_t>();
+  REQUIRE(compared < 3);
+  std::vector<double> sorted_ratios = ratios;
+  std::sort(sorted_ratios.begin(), sorted_ratios.end());
+  CHECK(ratios[compared] == sorted_ratios[1]);
+  CHECK(repeated["end_to_end"]["measured_s"].get<double>() == makespans_s[compared]);
+  CHECK(repeated["end_to_end"]["predicted_s"].get<double>() == predicted_s[compared]);
+  // The compared execution's factor is the mean of the reference timings around it, as reported.
+  const auto& speed_around = repeated["speed_reference"];
+  CHECK(executions["compute_factors"][compared].get<double>() == Approx(speed_around["compute_factor"].get<double>()));
+  CHECK(speed_around["compute_factor"].get<double>() ==
+        Approx((speed_around["compute_factor_before"].get<double>() + speed_around["compute_factor_after"].get<double>()) / 2));
+  // Without the reference, all executions share one prediction and the median time is compared.
+  const auto repeated_off = run_json("--calibration cli_test_cpu_cal.json --repeats 3 --speed-reference off");
+  std::vector<double> off_makespans_s = repeated_off["executions"]["makespans_s"].get<std::vector<double>>();
+  REQUIRE(off_makespans_s.size() == 3);
+  CHECK(repeated_off["executions"]["predicted_s"][0] == repeated_off["executions"]["predicted_s"][2]);
+  CHECK_FALSE(repeated_off["executions"].contains("compute_factors"));
+  std::sort(off_makespans_s.begin(), off_makespans_s.end());
+  CHECK(repeated_off["end_to_end"]["measured_s"].get<double>() == off_makespans_s[1]);
   CHECK(on["executions"]["timed"] == 1);
   CHECK(on["executions"]["warm_up"] == false);
   for (const char* count : {"0", "101"}) {
