@@ -28,4 +28,10 @@ int64_t BlockGrid::total_pairs() const {
   return total;
 }
 
+BlockGrid BlockGrid::with_batch(int64_t batch) const {
+  BlockGrid grid = *this;
+  grid.problem_.batch = batch;
+  return grid;
+}
+
 }  // namespace tessera

@@ -31,7 +31,8 @@ struct ScheduleCache::Entry {
 ScheduleKey schedule_key(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options) {
   ScheduleKey key;
   key.algorithm = algorithm;
-  key.batch = problem.batch;
+  // Only generators that read the batch are keyed by it (see generate_checked).
+  key.batch = schedules::generator_reads_batch(algorithm) ? problem.batch : 0;
   key.seq_len = problem.seq_len;
   key.heads = problem.heads;
   key.kv_heads = problem.kv_heads;
@@ -102,6 +103,15 @@ CheckedSchedule ScheduleCache::generate_checked(const std::string& algorithm, co
                                                 const GeneratorOptions& options) {
   if (max_bytes_ == 0 || !cacheable(algorithm)) return schedules::generate_checked(algorithm, problem, options);
   ScheduleKey key = schedule_key(algorithm, problem, options);
+  // A schedule whose generator does not read the batch is held once for every batch size and
+  // handed out at the batch asked for (schedules::with_batch): a sweep over batch sizes then
+  // generates and checks each schedule once. The problem is validated here first, so that an
+  // error of this batch (too large a problem) is thrown to this caller alone, never held for
+  // the others.
+  if (!schedules::generator_reads_batch(algorithm)) problem.validate();
+  auto at_batch = [&](const CheckedSchedule& held) {
+    return held.schedule().problem.batch == problem.batch ? held : schedules::with_batch(held, problem.batch);
+  };
   std::shared_ptr<Entry> entry;
   std::promise<CheckedSchedule> promise;
   {
@@ -120,7 +130,7 @@ CheckedSchedule ScheduleCache::generate_checked(const std::string& algorithm, co
       entry.reset();  // this thread builds it
     }
   }
-  if (entry) return entry->result.get();  // waits for the build; rethrows its failure
+  if (entry) return at_batch(entry->result.get());  // waits for the build; rethrows its failure
 
   try {
     CheckedSchedule checked = schedules::generate_checked(algorithm, problem, options);

@@ -238,4 +238,11 @@ CheckedSchedule check(Schedule schedule, std::shared_ptr<const BlockGrid> grid) 
                          std::make_shared<const ScheduleAnalysis>(std::move(result.analysis)));
 }
 
+CheckedSchedule with_batch(const CheckedSchedule& checked, int64_t batch) {
+  auto schedule = std::make_shared<Schedule>(checked.schedule());
+  schedule->problem.batch = batch;
+  auto grid = std::make_shared<const BlockGrid>(checked.grid().with_batch(batch));
+  return CheckedSchedule(std::move(schedule), std::move(grid), checked.analysis_);
+}
+
 }  // namespace tessera::schedules

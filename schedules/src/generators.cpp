@@ -71,6 +71,11 @@ Schedule generate_on_grid(const std::string& algorithm, const Problem& problem, 
 }
 }  // namespace
 
+bool generator_reads_batch(const std::string& algorithm) {
+  return algorithm != "ring" && algorithm != "all-gather" && algorithm != "ulysses" && algorithm != "usp" &&
+         algorithm != "attention2d";
+}
+
 Schedule generate_schedule(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options) {
   std::shared_ptr<const BlockGrid> grid;
   return generate_on_grid(algorithm, problem, options, grid);

@@ -48,10 +48,9 @@ size_t PointSet::distinct_count(std::span<const Field> fields) const {
 }
 
 std::span<const Field> schedule_fields() {
-  static constexpr Field kFields[] = {Field::gpus,     Field::seq,        Field::batch, Field::heads,  Field::kv_heads,
-                                      Field::head_dim, Field::head_dim_v, Field::dtype, Field::mask,   Field::window,
-                                      Field::documents, Field::layout,    Field::pass,  Field::algo,   Field::tile,
-                                      Field::variant};
+  static constexpr Field kFields[] = {Field::gpus,      Field::seq,    Field::heads, Field::kv_heads, Field::head_dim,
+                                      Field::head_dim_v, Field::dtype,  Field::mask,  Field::window,   Field::documents,
+                                      Field::layout,     Field::pass,   Field::algo,  Field::tile,     Field::variant};
   return kFields;
 }
 

@@ -59,7 +59,6 @@ TEST_CASE("the cache key changes with every schedule field and not with the netw
   const schedules::GeneratorOptions base_options = options_for(8);
   const auto base = schedule_key("ring", base_problem, base_options);
   std::vector<std::pair<const char*, std::function<void(Problem&, schedules::GeneratorOptions&)>>> changes = {
-      {"batch", [](Problem& p, auto&) { p.batch = 2; }},
       {"seq", [](Problem& p, auto&) { p.seq_len = 16384; }},
       {"heads", [](Problem& p, auto&) { p.heads = 16; }},
       {"kv heads", [](Problem& p, auto&) { p.kv_heads = 4; }},
@@ -85,6 +84,11 @@ TEST_CASE("the cache key changes with every schedule field and not with the netw
     CHECK(schedule_key("ring", problem, options) != base);
   }
   CHECK(schedule_key("mesh", base_problem, base_options) != base);
+  // The batch: only Mesh's planner reads it (schedules::generator_reads_batch).
+  Problem batched = base_problem;
+  batched.batch = 2;
+  CHECK(schedule_key("ring", batched, base_options) == base);
+  CHECK(schedule_key("mesh", batched, base_options) != schedule_key("mesh", base_problem, base_options));
 
   // The planner's hardware: only Mesh's planner reads it.
   schedules::GeneratorOptions faster = base_options;
@@ -117,6 +121,69 @@ TEST_CASE("points that differ only in bandwidth share one schedule; mesh plans p
   }
   CHECK(cache.stats().misses - before.misses == 3);
   CHECK(cache.stats().hits - before.hits == 1);
+}
+
+TEST_CASE("one schedule serves every batch size and prices as one generated at that batch; mesh plans per batch",
+          "[scenario][schedule_cache]") {
+  ScheduleCache cache;
+  for (const std::string algorithm : {"ring", "usp", "attention2d", "ulysses", "all-gather"}) {
+    INFO(algorithm);
+    const auto before = cache.stats();
+    double flops_one = 0;
+    for (int64_t batch : {1, 3, 2, 3}) {
+      INFO(batch);
+      for (const bool simulated : {false, true}) {
+        scenario::Scenario scenario = scenario_of(algorithm, 8, 50e9);
+        scenario.problem.batch = batch;
+        if (simulated) scenario.simulation = scenario::make_simulation(scenario::SimulationText{}, scenario.hardware);
+        const auto cached = scenario::evaluate(scenario, &cache);
+        const auto fresh = scenario::evaluate(scenario);
+        CHECK(cached.schedule().problem.batch == batch);
+        CHECK(cached.schedule().ops.size() == fresh.schedule().ops.size());
+        require_same_cost(cached.figures.cost, fresh.figures.cost);
+        if (simulated) REQUIRE(cached.figures.simulated_s == fresh.figures.simulated_s);
+        // FLOPs scale with the batch: b sequences do b times one's work.
+        if (batch == 1) flops_one = cached.figures.cost.flops_total;
+        CHECK(cached.figures.cost.flops_total == Approx(static_cast<double>(batch) * flops_one).epsilon(1e-12));
+      }
+    }
+    // Eight evaluations of one schedule: one build, seven reuses.
+    CHECK(cache.stats().misses - before.misses == 1);
+    CHECK(cache.stats().hits - before.hits == 7);
+  }
+  // Mesh's planner prices tiles by bytes and FLOPs, which the batch scales: one plan per batch.
+  const auto before = cache.stats();
+  for (int64_t batch : {1, 3, 1}) {
+    scenario::Scenario scenario = scenario_of("mesh", 8, 50e9);
+    scenario.problem.batch = batch;
+    require_same_cost(scenario::evaluate(scenario, &cache).figures.cost, scenario::evaluate(scenario).figures.cost);
+  }
+  CHECK(cache.stats().misses - before.misses == 2);
+  CHECK(cache.stats().hits - before.hits == 1);
+}
+
+TEST_CASE("a batch too large for the problem is refused to its caller alone, never held for other batches",
+          "[scenario][schedule_cache]") {
+  ScheduleCache cache;
+  scenario::Scenario huge = scenario_of("ring", 8, 50e9);
+  huge.problem.batch = int64_t{1} << 40;  // far past 2^48 bytes of activations
+  std::string fresh_message, cached_message;
+  try {
+    scenario::generate(huge);
+  } catch (const UserError& error) {
+    fresh_message = error.what();
+  }
+  try {
+    scenario::generate(huge, &cache);
+  } catch (const UserError& error) {
+    cached_message = error.what();
+  }
+  REQUIRE_FALSE(fresh_message.empty());
+  CHECK(cached_message == fresh_message);
+  const auto fine = scenario::evaluate(scenario_of("ring", 8, 50e9), &cache);
+  CHECK(fine.schedule().problem.batch == 1);
+  CHECK(cache.stats().misses == 1);
+  CHECK(cache.stats().hits == 0);
 }
 
 TEST_CASE("a schedule that does not apply is refused from the cache as when built", "[scenario][schedule_cache]") {

@@ -199,10 +199,15 @@ TEST_CASE("points that share a schedule are those that agree on every schedule f
   const PointSet problems = enumerate_points(
       parse_spec("axes:\n  - gpus: [4, 8]\n  - seq: [16K, 32K]\n  - algo: [ring, mesh]\n", "b.yaml"));
   CHECK(problems.distinct_count(schedule_fields()) == 8);
-  // No network field is a schedule field.
+  // Batch sizes share one (the cache hands each its batch): 2 x 3 points, 2 schedules.
+  const PointSet batches =
+      enumerate_points(parse_spec("fixed:\n  algo: ring\naxes:\n  - gpus: [4, 8]\n  - batch: [1, 2, 4]\n", "c.yaml"));
+  REQUIRE(batches.size() == 6);
+  CHECK(batches.distinct_count(schedule_fields()) == 2);
+  // No network field is a schedule field, nor the batch.
   for (Field field : schedule_fields())
     CHECK((field != Field::bandwidth_gbps && field != Field::topology && field != Field::fidelity &&
-           field != Field::latency_us && field != Field::gpu));
+           field != Field::latency_us && field != Field::gpu && field != Field::batch));
 }
 
 TEST_CASE("rows match closed forms and refusals become statuses", "[sweep][evaluate]") {

@@ -31,6 +31,9 @@ class BlockGrid {
   // Sum of pairs over the whole grid (one head): N*N full, N(N+1)/2 causal, ... Made once,
   // which also fills every block's pairs (the schedule cache relies on it).
   int64_t total_pairs() const;
+  // The same grid for a batch of `batch` sequences: pairs are counted per sequence, so every
+  // table (the counted pairs too) carries over; only problem().batch changes.
+  BlockGrid with_batch(int64_t batch) const;
 
  private:
   Problem problem_;

@@ -6,8 +6,10 @@
 // The key is every input of schedules::generate_checked: the algorithm, the whole problem and
 // every generator option, the planner's hardware (PlanHardware) for Mesh only, the one
 // generator that reads it. So a Mesh planned for another bandwidth is another entry; a Ring
-// is one entry for every bandwidth. Schedules read from a file (algorithms "file" and
-// "assignment") are never held: the file is an input the key cannot see.
+// is one entry for every bandwidth. The batch is left out of the key of every algorithm whose
+// generator does not read it (schedules::generator_reads_batch: all but Mesh): one entry serves
+// every batch size, handed out through schedules::with_batch. Schedules read from a file
+// (algorithms "file" and "assignment") are never held: the file is an input the key cannot see.
 //
 // Thread-safe, one build per key: a thread asking for a key another thread is building waits
 // for that build instead of repeating it. A build's failure (UserError: the schedule does not

@@ -61,6 +61,11 @@ struct GeneratorInfo {
 std::span<const GeneratorInfo> list_generators();
 Layout default_layout(const Problem& problem);
 
+// Whether the algorithm's schedule may depend on problem.batch: Mesh's planner prices tiles by
+// bytes and FLOPs, which scale with it, and a file's schedule is whatever the file holds. The
+// others never read it (with_batch in checker.hpp relies on this).
+bool generator_reads_batch(const std::string& algorithm);
+
 // Every GPU needs at least one token: UserError otherwise, naming the fields in their
 // command-line spelling as every front end reports them (every generator checks it; a plan
 // checks it once before listing candidates).

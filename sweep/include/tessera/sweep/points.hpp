@@ -36,8 +36,10 @@ class PointSet {
   std::vector<std::array<uint32_t, kFieldCount>> points_;
 };
 
-// The fields that make a point's schedule: the problem, algo, tile, variant, layout. (Mesh's plan
-// also weighs the network's figures; that only splits points that agree on these.)
+// The fields that make a point's schedule: the problem but its batch, algo, tile, variant, layout.
+// (The schedule cache serves every batch size from one schedule of each algorithm but Mesh,
+// whose plan also weighs the batch and the network's figures; that only splits points that
+// agree on these.)
 std::span<const Field> schedule_fields();
 
 // The schedules that take a tile shape (tile: all expands for them only).
