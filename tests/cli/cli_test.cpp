@@ -423,8 +423,13 @@ TEST_CASE("tessera calibrate and validate on the CPU predict the ranks on the co
   CHECK_FALSE(repeated_off["executions"].contains("compute_factors"));
   std::sort(off_makespans_s.begin(), off_makespans_s.end());
   CHECK(repeated_off["end_to_end"]["measured_s"].get<double>() == off_makespans_s[1]);
-  CHECK(on["executions"]["timed"] == 1);
-  CHECK(on["executions"]["warm_up"] == false);
+  // By default three executions after a warm-up; --repeats 1 times one, without a warm-up.
+  CHECK(on["executions"]["timed"] == 3);
+  CHECK(on["executions"]["warm_up"] == true);
+  const auto once = run_json("--calibration cli_test_cpu_cal.json --repeats 1");
+  CHECK(once["executions"]["timed"] == 1);
+  CHECK(once["executions"]["warm_up"] == false);
+  CHECK(once["executions"]["compared"] == 0);
   for (const char* count : {"0", "101"}) {
     Run outside = tessera(std::string("validate --algo ring --gpus 4 --seq 256 --repeats ") + count);
     CHECK(outside.exit_code == 2);
