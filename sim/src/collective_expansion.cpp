@@ -24,27 +24,59 @@ int32_t ring_piece_owner(CollectiveKind kind, int32_t members, int32_t step, int
   return (position - step - 1 + 2 * k) % k;
 }
 
-void expand_ring(Engine& engine, int32_t transfer, CollectiveKind kind, std::span<const int32_t> members,
-                 std::span<const double> piece_bytes) {
-  const auto k = static_cast<int32_t>(members.size());
-  if (k < 2) return;
-  const int32_t steps = ring_steps(kind, k);
-  int32_t first = -1;
-  for (int32_t step = 0; step < steps; ++step)
-    for (int32_t position = 0; position < k; ++position) {
-      const int32_t owner = ring_piece_owner(kind, k, step, position);
-      const int32_t task = engine.add_task(transfer, members[static_cast<size_t>(position)],
-                                           members[static_cast<size_t>((position + 1) % k)],
-                                           piece_bytes[static_cast<size_t>(owner)], step == 0);
-      if (first < 0) first = task;
-    }
-  auto task_at = [&](int32_t step, int32_t position) { return first + step * k + position; };
-  // Each step releases its member's next step first, then its successor's.
-  for (int32_t step = 0; step + 1 < steps; ++step)
-    for (int32_t position = 0; position < k; ++position) {
-      engine.add_dependency(task_at(step, position), task_at(step + 1, position));
-      engine.add_dependency(task_at(step, position), task_at(step + 1, (position + 1) % k));
-    }
+namespace {
+// The ring's tasks, made step by step. Task (step, position) sends members[position]'s piece
+// of that step to the next member; it waits for (step - 1, position) and (step - 1,
+// position - 1). A member's steps arrive in order (each waits for the one before), so one
+// count per member says which of its steps have arrived.
+class RingSource final : public TaskSource {
+ public:
+  RingSource(CollectiveKind kind, std::span<const int32_t> members, std::span<const double> piece_bytes)
+      : kind_(kind),
+        k_(static_cast<int32_t>(members.size())),
+        steps_(k_ < 2 ? 0 : ring_steps(kind, k_)),
+        members_(members.begin(), members.end()),
+        piece_bytes_(piece_bytes.begin(), piece_bytes.end()),
+        arrived_steps_(members.size(), 0) {}
+
+  int64_t task_count() const override { return static_cast<int64_t>(steps_) * k_; }
+
+  void start(Engine& engine, int32_t transfer) override {
+    for (int32_t position = 0; position < k_; ++position) start(engine, transfer, 0, position);
+  }
+
+  // (step, position) arrived: it releases its member's next step first, then its successor's
+  // (the order in which the ring listed a task's waiters when it was expanded whole), each
+  // once the other step it waits for has arrived too.
+  void arrived(Engine& engine, int32_t transfer, uint32_t tag) override {
+    const auto step = static_cast<int32_t>(tag / static_cast<uint32_t>(k_));
+    const auto position = static_cast<int32_t>(tag % static_cast<uint32_t>(k_));
+    arrived_steps_[static_cast<size_t>(position)] = step + 1;
+    if (step + 1 >= steps_) return;
+    const int32_t predecessor = (position - 1 + k_) % k_, successor = (position + 1) % k_;
+    if (arrived_steps_[static_cast<size_t>(predecessor)] > step) start(engine, transfer, step + 1, position);
+    if (arrived_steps_[static_cast<size_t>(successor)] > step) start(engine, transfer, step + 1, successor);
+  }
+
+ private:
+  void start(Engine& engine, int32_t transfer, int32_t step, int32_t position) {
+    const int32_t owner = ring_piece_owner(kind_, k_, step, position);
+    const auto tag = static_cast<uint32_t>(step) * static_cast<uint32_t>(k_) + static_cast<uint32_t>(position);
+    engine.start_task(transfer, members_[static_cast<size_t>(position)], members_[static_cast<size_t>((position + 1) % k_)],
+                      piece_bytes_[static_cast<size_t>(owner)], step == 0, tag);
+  }
+
+  CollectiveKind kind_;
+  int32_t k_, steps_;
+  std::vector<int32_t> members_;
+  std::vector<double> piece_bytes_;
+  std::vector<int32_t> arrived_steps_;  // per position: its steps that arrived
+};
+}  // namespace
+
+int32_t begin_ring_transfer(Engine& engine, CollectiveKind kind, std::span<const int32_t> members,
+                            std::span<const double> piece_bytes) {
+  return engine.begin_transfer(std::make_unique<RingSource>(kind, members, piece_bytes));
 }
 
 void expand_tree_all_reduce(Engine& engine, int32_t transfer, int32_t ranks, double bytes, int32_t chunks) {
