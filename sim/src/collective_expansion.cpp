@@ -24,11 +24,26 @@ int32_t ring_piece_owner(CollectiveKind kind, int32_t members, int32_t step, int
   return (position - step - 1 + 2 * k) % k;
 }
 
+RingProgress::RingProgress(int32_t members, int32_t steps)
+    : k_(members), steps_(steps), arrived_steps_(static_cast<size_t>(members > 0 ? members : 0), 0) {}
+
+// A member's steps arrive in order (each waits for the one before), so one count per member
+// says which of its steps have arrived. (step, position) releases its member's next step first,
+// then its successor's (the order in which the ring listed a task's waiters when it was
+// expanded whole), each once the other step it waits for has arrived too.
+RingProgress::Released RingProgress::arrived(int32_t step, int32_t position) {
+  Released released;
+  arrived_steps_[static_cast<size_t>(position)] = step + 1;
+  if (step + 1 >= steps_) return released;
+  const int32_t predecessor = (position - 1 + k_) % k_, successor = (position + 1) % k_;
+  if (arrived_steps_[static_cast<size_t>(predecessor)] > step) released.positions[released.count++] = position;
+  if (arrived_steps_[static_cast<size_t>(successor)] > step) released.positions[released.count++] = successor;
+  return released;
+}
+
 namespace {
-// The ring's tasks, made step by step. Task (step, position) sends members[position]'s piece
-// of that step to the next member; it waits for (step - 1, position) and (step - 1,
-// position - 1). A member's steps arrive in order (each waits for the one before), so one
-// count per member says which of its steps have arrived.
+// The ring's tasks, made step by step: task (step, position) sends the piece of that step from
+// members[position] to the next member; its tag is step * k + position.
 class RingSource final : public TaskSource {
  public:
   RingSource(CollectiveKind kind, std::span<const int32_t> members, std::span<const double> piece_bytes)
@@ -37,7 +52,7 @@ class RingSource final : public TaskSource {
         steps_(k_ < 2 ? 0 : ring_steps(kind, k_)),
         members_(members.begin(), members.end()),
         piece_bytes_(piece_bytes.begin(), piece_bytes.end()),
-        arrived_steps_(members.size(), 0) {}
+        progress_(k_, steps_) {}
 
   int64_t task_count() const override { return static_cast<int64_t>(steps_) * k_; }
 
@@ -45,17 +60,10 @@ class RingSource final : public TaskSource {
     for (int32_t position = 0; position < k_; ++position) start(engine, transfer, 0, position);
   }
 
-  // (step, position) arrived: it releases its member's next step first, then its successor's
-  // (the order in which the ring listed a task's waiters when it was expanded whole), each
-  // once the other step it waits for has arrived too.
   void arrived(Engine& engine, int32_t transfer, uint32_t tag) override {
     const auto step = static_cast<int32_t>(tag / static_cast<uint32_t>(k_));
-    const auto position = static_cast<int32_t>(tag % static_cast<uint32_t>(k_));
-    arrived_steps_[static_cast<size_t>(position)] = step + 1;
-    if (step + 1 >= steps_) return;
-    const int32_t predecessor = (position - 1 + k_) % k_, successor = (position + 1) % k_;
-    if (arrived_steps_[static_cast<size_t>(predecessor)] > step) start(engine, transfer, step + 1, position);
-    if (arrived_steps_[static_cast<size_t>(successor)] > step) start(engine, transfer, step + 1, successor);
+    const RingProgress::Released next = progress_.arrived(step, static_cast<int32_t>(tag % static_cast<uint32_t>(k_)));
+    for (int32_t i = 0; i < next.count; ++i) start(engine, transfer, step + 1, next.positions[i]);
   }
 
  private:
@@ -70,7 +78,7 @@ class RingSource final : public TaskSource {
   int32_t k_, steps_;
   std::vector<int32_t> members_;
   std::vector<double> piece_bytes_;
-  std::vector<int32_t> arrived_steps_;  // per position: its steps that arrived
+  RingProgress progress_;
 };
 }  // namespace
 

@@ -19,6 +19,7 @@
 //    them with Engine::add_task).
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "tessera/core/schedule.hpp"
 #include "tessera/sim/engine.hpp"
@@ -30,6 +31,24 @@ bool runs_as_ring(CollectiveKind kind);
 int32_t ring_steps(CollectiveKind kind, int32_t members);
 // The member (ring position) whose piece the member at `position` passes on at `step`.
 int32_t ring_piece_owner(CollectiveKind kind, int32_t members, int32_t step, int32_t position);
+
+// Which ring steps may start as steps arrive: step s + 1 of the member at position p waits for
+// step s of p and of p - 1. `steps` per member, `members` positions.
+class RingProgress {
+ public:
+  // The positions whose step + 1 no longer waits, in the order they start.
+  struct Released {
+    int32_t count = 0;
+    int32_t positions[2] = {-1, -1};
+  };
+  RingProgress(int32_t members, int32_t steps);
+  // `step` of `position` arrived (a member's steps arrive in order).
+  Released arrived(int32_t step, int32_t position);
+
+ private:
+  int32_t k_, steps_;
+  std::vector<int32_t> arrived_steps_;  // per position: its steps that arrived
+};
 
 // Begins a transfer that runs the ring: `members` are ranks in ring order, `piece_bytes[i]` the
 // size of the piece that belongs to members[i] (both copied). Fewer than two members move

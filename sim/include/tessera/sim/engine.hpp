@@ -127,6 +127,8 @@ class Engine {
   double now_s() const { return now_s_; }
   // Tasks added or started so far (made tasks counted once each, though their slots are reused).
   size_t task_count() const { return task_count_; }
+  // Task slots ever allocated: what the tasks hold in memory at the peak.
+  size_t task_slots() const { return tasks_.size(); }
   size_t event_count() const { return event_count_; }
   // Per rank: the bytes of the tasks that arrived there.
   const std::vector<double>& received_bytes() const { return received_bytes_; }
