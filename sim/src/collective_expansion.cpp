@@ -70,8 +70,9 @@ class RingSource final : public TaskSource {
   void start(Engine& engine, int32_t transfer, int32_t step, int32_t position) {
     const int32_t owner = ring_piece_owner(kind_, k_, step, position);
     const auto tag = static_cast<uint32_t>(step) * static_cast<uint32_t>(k_) + static_cast<uint32_t>(position);
-    engine.start_task(transfer, members_[static_cast<size_t>(position)], members_[static_cast<size_t>((position + 1) % k_)],
-                      piece_bytes_[static_cast<size_t>(owner)], step == 0, tag);
+    const int32_t src = members_[static_cast<size_t>(position)];
+    const int32_t dst = members_[static_cast<size_t>((position + 1) % k_)];
+    engine.start_task(transfer, src, dst, piece_bytes_[static_cast<size_t>(owner)], step == 0, tag);
   }
 
   CollectiveKind kind_;
