@@ -15,13 +15,18 @@ int32_t ring_steps(CollectiveKind kind, int32_t members) {
 
 int32_t ring_piece_owner(CollectiveKind kind, int32_t members, int32_t step, int32_t position) {
   const int32_t k = members;
-  // All-reduce: its reduce-scatter leaves each member its own reduced piece, which its
-  // all-gather then forwards.
-  if (kind == CollectiveKind::all_reduce && step >= k - 1) return (position - (step - (k - 1)) + k) % k;
-  // All-gather: forward the piece that started at position - step. Reduce-scatter: pass on the
-  // running sum destined for position - step - 1, which arrives there at the last step.
-  if (kind == CollectiveKind::all_gather) return (position - step + k) % k;
-  return (position - step - 1 + 2 * k) % k;
+  // How many members back the piece's owner sits, 0 .. k - 1. All-reduce: its reduce-scatter
+  // leaves each member its own reduced piece, which its all-gather then forwards. All-gather:
+  // forward the piece that started at position - step. Reduce-scatter: pass on the running sum
+  // destined for position - step - 1, which arrives there at the last step. (A comparison, not
+  // a remainder: this runs for every task of every ring.)
+  int32_t back = step + 1;
+  if (kind == CollectiveKind::all_reduce && step >= k - 1)
+    back = step - (k - 1);
+  else if (kind == CollectiveKind::all_gather)
+    back = step;
+  const int32_t owner = position - back;
+  return owner < 0 ? owner + k : owner;
 }
 
 RingProgress::RingProgress(int32_t members, int32_t steps)
@@ -35,7 +40,8 @@ RingProgress::Released RingProgress::arrived(int32_t step, int32_t position) {
   Released released;
   arrived_steps_[static_cast<size_t>(position)] = step + 1;
   if (step + 1 >= steps_) return released;
-  const int32_t predecessor = (position - 1 + k_) % k_, successor = (position + 1) % k_;
+  const int32_t predecessor = position == 0 ? k_ - 1 : position - 1;
+  const int32_t successor = position + 1 == k_ ? 0 : position + 1;
   if (arrived_steps_[static_cast<size_t>(predecessor)] > step) released.positions[released.count++] = position;
   if (arrived_steps_[static_cast<size_t>(successor)] > step) released.positions[released.count++] = successor;
   return released;
@@ -43,7 +49,8 @@ RingProgress::Released RingProgress::arrived(int32_t step, int32_t position) {
 
 namespace {
 // The ring's tasks, made step by step: task (step, position) sends the piece of that step from
-// members[position] to the next member; its tag is step * k + position.
+// members[position] to the next member. A member runs one step at a time, so a task's tag is
+// its position, and its step the count of that position's steps that arrived.
 class RingSource final : public TaskSource {
  public:
   RingSource(CollectiveKind kind, std::span<const int32_t> members, std::span<const double> piece_bytes)
@@ -61,18 +68,19 @@ class RingSource final : public TaskSource {
   }
 
   void arrived(Engine& engine, int32_t transfer, uint32_t tag) override {
-    const auto step = static_cast<int32_t>(tag / static_cast<uint32_t>(k_));
-    const RingProgress::Released next = progress_.arrived(step, static_cast<int32_t>(tag % static_cast<uint32_t>(k_)));
+    const auto position = static_cast<int32_t>(tag);
+    const int32_t step = progress_.arrived_steps(position);
+    const RingProgress::Released next = progress_.arrived(step, position);
     for (int32_t i = 0; i < next.count; ++i) start(engine, transfer, step + 1, next.positions[i]);
   }
 
  private:
   void start(Engine& engine, int32_t transfer, int32_t step, int32_t position) {
     const int32_t owner = ring_piece_owner(kind_, k_, step, position);
-    const auto tag = static_cast<uint32_t>(step) * static_cast<uint32_t>(k_) + static_cast<uint32_t>(position);
     const int32_t src = members_[static_cast<size_t>(position)];
-    const int32_t dst = members_[static_cast<size_t>((position + 1) % k_)];
-    engine.start_task(transfer, src, dst, piece_bytes_[static_cast<size_t>(owner)], step == 0, tag);
+    const int32_t dst = members_[static_cast<size_t>(position + 1 == k_ ? 0 : position + 1)];
+    engine.start_task(transfer, src, dst, piece_bytes_[static_cast<size_t>(owner)], step == 0,
+                      static_cast<uint32_t>(position));
   }
 
   CollectiveKind kind_;

@@ -136,6 +136,18 @@ TEST_CASE("a ring releases each step in the order the whole ring DAG did", "[sim
       }
 }
 
+TEST_CASE("each ring step passes on the piece the algorithm says", "[sim][collective][ring]") {
+  for (int32_t k : {2, 3, 4, 7})
+    for (const auto& [kind, steps] : {std::pair{CollectiveKind::all_gather, k - 1},
+                                      std::pair{CollectiveKind::reduce_scatter, k - 1},
+                                      std::pair{CollectiveKind::all_reduce, 2 * (k - 1)}})
+      for (int32_t step = 0; step < steps; ++step)
+        for (int32_t p = 0; p < k; ++p) {
+          INFO(to_string(kind) << ", k = " << k << ", step " << step << ", position " << p);
+          CHECK(sim::ring_piece_owner(kind, k, step, p) == owner_of(kind, k, step, p));
+        }
+}
+
 TEST_CASE("a ring made step by step takes (k - 1)(alpha + S/(k B)) per pass", "[sim][collective][ring]") {
   // A unidirectional ring of k GPUs, links of B with latency alpha: every step moves S/k over
   // its own link while the other members do the same on theirs, then pays alpha. All-gather and

@@ -44,6 +44,8 @@ class RingProgress {
   RingProgress(int32_t members, int32_t steps);
   // `step` of `position` arrived (a member's steps arrive in order).
   Released arrived(int32_t step, int32_t position);
+  // The steps of `position` that arrived so far: the step it runs now.
+  int32_t arrived_steps(int32_t position) const { return arrived_steps_[static_cast<size_t>(position)]; }
 
  private:
   int32_t k_, steps_;
