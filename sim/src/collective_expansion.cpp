@@ -15,36 +15,85 @@ int32_t ring_steps(CollectiveKind kind, int32_t members) {
 
 int32_t ring_piece_owner(CollectiveKind kind, int32_t members, int32_t step, int32_t position) {
   const int32_t k = members;
-  // All-reduce: its reduce-scatter leaves each member its own reduced piece, which its
-  // all-gather then forwards.
-  if (kind == CollectiveKind::all_reduce && step >= k - 1) return (position - (step - (k - 1)) + k) % k;
-  // All-gather: forward the piece that started at position - step. Reduce-scatter: pass on the
-  // running sum destined for position - step - 1, which arrives there at the last step.
-  if (kind == CollectiveKind::all_gather) return (position - step + k) % k;
-  return (position - step - 1 + 2 * k) % k;
+  // How many members back the piece's owner sits, 0 .. k - 1. All-reduce: its reduce-scatter
+  // leaves each member its own reduced piece, which its all-gather then forwards. All-gather:
+  // forward the piece that started at position - step. Reduce-scatter: pass on the running sum
+  // destined for position - step - 1, which arrives there at the last step. (A comparison, not
+  // a remainder: this runs for every task of every ring.)
+  int32_t back = step + 1;
+  if (kind == CollectiveKind::all_reduce && step >= k - 1)
+    back = step - (k - 1);
+  else if (kind == CollectiveKind::all_gather)
+    back = step;
+  const int32_t owner = position - back;
+  return owner < 0 ? owner + k : owner;
 }
 
-void expand_ring(Engine& engine, int32_t transfer, CollectiveKind kind, std::span<const int32_t> members,
-                 std::span<const double> piece_bytes) {
-  const auto k = static_cast<int32_t>(members.size());
-  if (k < 2) return;
-  const int32_t steps = ring_steps(kind, k);
-  int32_t first = -1;
-  for (int32_t step = 0; step < steps; ++step)
-    for (int32_t position = 0; position < k; ++position) {
-      const int32_t owner = ring_piece_owner(kind, k, step, position);
-      const int32_t task = engine.add_task(transfer, members[static_cast<size_t>(position)],
-                                           members[static_cast<size_t>((position + 1) % k)],
-                                           piece_bytes[static_cast<size_t>(owner)], step == 0);
-      if (first < 0) first = task;
-    }
-  auto task_at = [&](int32_t step, int32_t position) { return first + step * k + position; };
-  // Each step releases its member's next step first, then its successor's.
-  for (int32_t step = 0; step + 1 < steps; ++step)
-    for (int32_t position = 0; position < k; ++position) {
-      engine.add_dependency(task_at(step, position), task_at(step + 1, position));
-      engine.add_dependency(task_at(step, position), task_at(step + 1, (position + 1) % k));
-    }
+RingProgress::RingProgress(int32_t members, int32_t steps)
+    : k_(members), steps_(steps), arrived_steps_(static_cast<size_t>(members > 0 ? members : 0), 0) {}
+
+// A member's steps arrive in order (each waits for the one before), so one count per member
+// says which of its steps have arrived. (step, position) releases its member's next step first,
+// then its successor's (the order in which the ring listed a task's waiters when it was
+// expanded whole), each once the other step it waits for has arrived too.
+RingProgress::Released RingProgress::arrived(int32_t step, int32_t position) {
+  Released released;
+  arrived_steps_[static_cast<size_t>(position)] = step + 1;
+  if (step + 1 >= steps_) return released;
+  const int32_t predecessor = position == 0 ? k_ - 1 : position - 1;
+  const int32_t successor = position + 1 == k_ ? 0 : position + 1;
+  if (arrived_steps_[static_cast<size_t>(predecessor)] > step) released.positions[released.count++] = position;
+  if (arrived_steps_[static_cast<size_t>(successor)] > step) released.positions[released.count++] = successor;
+  return released;
+}
+
+namespace {
+// The ring's tasks, made step by step: task (step, position) sends the piece of that step from
+// members[position] to the next member. A member runs one step at a time, so a task's tag is
+// its position, and its step the count of that position's steps that arrived.
+class RingSource final : public TaskSource {
+ public:
+  RingSource(CollectiveKind kind, std::span<const int32_t> members, std::span<const double> piece_bytes)
+      : kind_(kind),
+        k_(static_cast<int32_t>(members.size())),
+        steps_(k_ < 2 ? 0 : ring_steps(kind, k_)),
+        members_(members.begin(), members.end()),
+        piece_bytes_(piece_bytes.begin(), piece_bytes.end()),
+        progress_(k_, steps_) {}
+
+  int64_t task_count() const override { return static_cast<int64_t>(steps_) * k_; }
+
+  void start(Engine& engine, int32_t transfer) override {
+    for (int32_t position = 0; position < k_; ++position) start(engine, transfer, 0, position);
+  }
+
+  void arrived(Engine& engine, int32_t transfer, uint32_t tag) override {
+    const auto position = static_cast<int32_t>(tag);
+    const int32_t step = progress_.arrived_steps(position);
+    const RingProgress::Released next = progress_.arrived(step, position);
+    for (int32_t i = 0; i < next.count; ++i) start(engine, transfer, step + 1, next.positions[i]);
+  }
+
+ private:
+  void start(Engine& engine, int32_t transfer, int32_t step, int32_t position) {
+    const int32_t owner = ring_piece_owner(kind_, k_, step, position);
+    const int32_t src = members_[static_cast<size_t>(position)];
+    const int32_t dst = members_[static_cast<size_t>(position + 1 == k_ ? 0 : position + 1)];
+    engine.start_task(transfer, src, dst, piece_bytes_[static_cast<size_t>(owner)], step == 0,
+                      static_cast<uint32_t>(position));
+  }
+
+  CollectiveKind kind_;
+  int32_t k_, steps_;
+  std::vector<int32_t> members_;
+  std::vector<double> piece_bytes_;
+  RingProgress progress_;
+};
+}  // namespace
+
+int32_t begin_ring_transfer(Engine& engine, CollectiveKind kind, std::span<const int32_t> members,
+                            std::span<const double> piece_bytes) {
+  return engine.begin_transfer(std::make_unique<RingSource>(kind, members, piece_bytes));
 }
 
 void expand_tree_all_reduce(Engine& engine, int32_t transfer, int32_t ranks, double bytes, int32_t chunks) {

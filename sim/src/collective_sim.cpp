@@ -20,50 +20,54 @@ struct CollectiveRun final : EngineClient {
   void transfer_arrived(int32_t) override { finished_s = engine->now_s(); }
 };
 
-void expand(Engine& engine, int32_t transfer, CollectiveKind collective, int32_t ranks, double bytes,
-            AllReduceShape shape, int32_t tree_chunks) {
+// Begins the collective's one transfer and adds its tasks (a ring makes its own as it runs).
+int32_t expand(Engine& engine, CollectiveKind collective, int32_t ranks, double bytes, AllReduceShape shape,
+               int32_t tree_chunks) {
   if (collective == CollectiveKind::send_recv) {
     if (ranks < 2) throw UserError("send-recv needs at least 2 ranks");
+    const int32_t transfer = engine.begin_transfer();
     engine.add_task(transfer, 0, 1, bytes, true);
-    return;
+    return transfer;
   }
-  if (ranks < 2) return;
+  if (ranks >= 2 && shape == AllReduceShape::ring && runs_as_ring(collective)) {
+    std::vector<int32_t> members(static_cast<size_t>(ranks));
+    for (int32_t rank = 0; rank < ranks; ++rank) members[static_cast<size_t>(rank)] = rank;
+    const std::vector<double> piece_bytes(static_cast<size_t>(ranks), bytes / ranks);
+    return begin_ring_transfer(engine, collective, members, piece_bytes);
+  }
+  const int32_t transfer = engine.begin_transfer();
+  if (ranks < 2) return transfer;
   if (shape == AllReduceShape::tree) {
     expand_tree_all_reduce(engine, transfer, ranks, bytes, tree_chunks);
-    return;
-  }
-  if (collective == CollectiveKind::all_to_all) {
+  } else {  // all-to-all
     for (int32_t src = 0; src < ranks; ++src)
       for (int32_t dst = 0; dst < ranks; ++dst)
         if (src != dst) engine.add_task(transfer, src, dst, bytes / ranks, true);
-    return;
   }
-  std::vector<int32_t> members(static_cast<size_t>(ranks));
-  for (int32_t rank = 0; rank < ranks; ++rank) members[static_cast<size_t>(rank)] = rank;
-  const std::vector<double> piece_bytes(static_cast<size_t>(ranks), bytes / ranks);
-  const auto steps = static_cast<size_t>(ring_steps(collective, ranks)), k = static_cast<size_t>(ranks);
-  engine.reserve(steps * k, 2 * (steps - 1) * k);  // each step's task waits for two of the step before
-  expand_ring(engine, transfer, collective, members, piece_bytes);
+  return transfer;
 }
+
 // Memory of a run, from its task count before any task exists. Measured peaks (`simulate
 // --collective`): all-to-all on 512 GPUs, 105 MB for 262k tasks, each its own pair's route
-// and flow: 400 B a task; all-reduce ring on 1024 GPUs, 170 MB for 2.1M tasks: 100 B a task.
+// and flow: 400 B a task. A ring makes its tasks step by step and holds at most one per member
+// at once (collective_expansion.hpp); 100 B a task held.
 void require_collective_memory(CollectiveKind collective, int32_t ranks, AllReduceShape shape, int32_t tree_chunks) {
   const double k = ranks;
-  double tasks = 1, bytes_per_task = 100;
+  double tasks = 1, held = 1, bytes_per_task = 100;
   if (collective == CollectiveKind::send_recv || ranks < 2) {
-    tasks = 1;
+    tasks = held = 1;
   } else if (shape == AllReduceShape::tree) {
-    tasks = 2.0 * tree_chunks * (k - 1);
+    tasks = held = 2.0 * tree_chunks * (k - 1);
   } else if (collective == CollectiveKind::all_to_all) {
-    tasks = k * (k - 1);
+    tasks = held = k * (k - 1);
     bytes_per_task = 400;
   } else {
     tasks = (collective == CollectiveKind::all_reduce ? 2 : 1) * (k - 1) * k;
+    held = k;
   }
   char what[160];
   std::snprintf(what, sizeof what, "%s on %d ranks (%.3g transfers)", to_string(collective).c_str(), ranks, tasks);
-  require_memory(bytes_per_task * tasks, what);
+  require_memory(bytes_per_task * held, what);
   if (tasks >= 2147483647.0) throw UserError(std::string(what) + ": more transfers than the simulator can index");
 }
 
@@ -99,8 +103,7 @@ CollectiveResult simulate_collective(CollectiveKind collective, double bytes, co
   CollectiveRun run;
   Engine engine(topology, placement, options, run);
   run.engine = &engine;
-  const int32_t transfer = engine.begin_transfer();
-  expand(engine, transfer, collective, ranks, bytes, shape, tree_chunks);
+  const int32_t transfer = expand(engine, collective, ranks, bytes, shape, tree_chunks);
   engine.start_transfer(transfer);
   engine.run();
 

@@ -93,35 +93,67 @@ const std::vector<double>& Engine::busy_s() const {
 
 // --- building the task DAG ---------------------------------------------------------------
 
-void Engine::reserve(size_t tasks, size_t dependencies) {
-  tasks_.reserve(tasks);
-  dependents_.reserve(dependencies);
-}
-
 int32_t Engine::begin_transfer() {
-  transfers_.push_back(Transfer{static_cast<int32_t>(tasks_.size()), 0, 0});
+  transfers_.push_back(Transfer{static_cast<int32_t>(tasks_.size()), 0, 0, nullptr});
   return static_cast<int32_t>(transfers_.size() - 1);
 }
 
-int32_t Engine::add_task(int32_t transfer, int32_t src_rank, int32_t dst_rank, double bytes, bool pays_overhead) {
-  // A transfer's tasks are contiguous, so that start_transfer() finds them as a range.
-  if (static_cast<size_t>(transfer) + 1 != transfers_.size())
-    throw std::logic_error("engine tasks go to the transfer begun last");
+int32_t Engine::begin_transfer(std::unique_ptr<TaskSource> source) {
+  const int64_t tasks = source->task_count();
+  if (tasks < 0 || tasks >= std::numeric_limits<int32_t>::max())
+    throw UserError("a collective of " + std::to_string(tasks) + " messages: more than the simulator can count");
+  Transfer transfer{static_cast<int32_t>(tasks_.size()), static_cast<int32_t>(tasks), static_cast<int32_t>(tasks),
+                    std::move(source)};
+  transfers_.push_back(std::move(transfer));
+  return static_cast<int32_t>(transfers_.size() - 1);
+}
+
+Engine::Task Engine::make_task(int32_t transfer, int32_t src_rank, int32_t dst_rank, double bytes,
+                               bool pays_overhead) const {
   require_usable(bytes, "a message's size in bytes (from the schedule's sizes, or --size)");
-  if (tasks_.size() >= static_cast<size_t>(std::numeric_limits<int32_t>::max()))
-    throw UserError("the simulation needs more than " + std::to_string(std::numeric_limits<int32_t>::max()) +
-                    " messages (lower the GPU count, or raise --chunk)");
   Task task;
   task.transfer = transfer;
   task.src_rank = src_rank;
   task.dst_rank = dst_rank;
   task.bytes = bytes;
   task.pays_overhead = pays_overhead;
-  tasks_.push_back(task);
+  return task;
+}
+
+int32_t Engine::add_task(int32_t transfer, int32_t src_rank, int32_t dst_rank, double bytes, bool pays_overhead) {
+  // A transfer's tasks are contiguous, so that start_transfer() finds them as a range.
+  if (static_cast<size_t>(transfer) + 1 != transfers_.size())
+    throw std::logic_error("engine tasks go to the transfer begun last");
   Transfer& owner = transfers_[static_cast<size_t>(transfer)];
+  if (owner.source || static_cast<size_t>(owner.first_task + owner.task_count) != tasks_.size())
+    throw std::logic_error("engine tasks are added to a transfer without a task source, before any task is made");
+  if (tasks_.size() >= static_cast<size_t>(std::numeric_limits<int32_t>::max()))
+    throw UserError("the simulation needs more than " + std::to_string(std::numeric_limits<int32_t>::max()) +
+                    " messages (lower the GPU count, or raise --chunk)");
+  tasks_.push_back(make_task(transfer, src_rank, dst_rank, bytes, pays_overhead));
   ++owner.task_count;
   ++owner.tasks_left;
+  ++task_count_;
   return static_cast<int32_t>(tasks_.size() - 1);
+}
+
+void Engine::start_task(int32_t transfer, int32_t src_rank, int32_t dst_rank, double bytes, bool pays_overhead,
+                        uint32_t tag) {
+  if (!transfers_[static_cast<size_t>(transfer)].source)
+    throw std::logic_error("engine tasks are started by the task source of their transfer");
+  Task task = make_task(transfer, src_rank, dst_rank, bytes, pays_overhead);
+  task.tag = tag;
+  int32_t slot = 0;
+  if (!free_tasks_.empty()) {
+    slot = free_tasks_.back();
+    free_tasks_.pop_back();
+    tasks_[static_cast<size_t>(slot)] = task;
+  } else {
+    slot = static_cast<int32_t>(tasks_.size());
+    tasks_.push_back(task);
+  }
+  ++task_count_;
+  request(slot);
 }
 
 void Engine::add_dependency(int32_t before, int32_t after) {
@@ -137,9 +169,14 @@ void Engine::add_dependency(int32_t before, int32_t after) {
 }
 
 void Engine::start_transfer(int32_t transfer) {
-  const Transfer& started = transfers_[static_cast<size_t>(transfer)];
+  Transfer& started = transfers_[static_cast<size_t>(transfer)];
   if (started.tasks_left == 0) {
+    started.source.reset();
     client_.transfer_arrived(transfer);
+    return;
+  }
+  if (started.source) {
+    started.source->start(*this, transfer);
     return;
   }
   for (int32_t task = started.first_task; task < started.first_task + started.task_count; ++task)
@@ -246,15 +283,26 @@ void Engine::data_moved(int32_t task) {
 }
 
 // Its data has arrived: the tasks waiting for it may start, and its transfer may be complete.
+// A made task's source makes and starts what it released; its slot is then free.
 void Engine::arrived(int32_t task_id) {
   const Task& task = tasks_[static_cast<size_t>(task_id)];
   const int32_t transfer = task.transfer;
   received_bytes_[static_cast<size_t>(task.dst_rank)] += task.bytes;
-  for (int32_t edge = task.first_dependent; edge >= 0; edge = dependents_[static_cast<size_t>(edge)].next) {
-    const int32_t next = dependents_[static_cast<size_t>(edge)].task;
-    if (--tasks_[static_cast<size_t>(next)].waiting == 0) request(next);
+  Transfer& owner = transfers_[static_cast<size_t>(transfer)];
+  if (owner.source) {
+    owner.source->arrived(*this, transfer, task.tag);  // may grow tasks_: `task` is not used after
+    free_tasks_.push_back(task_id);
+  } else {
+    for (int32_t edge = task.first_dependent; edge >= 0; edge = dependents_[static_cast<size_t>(edge)].next) {
+      const int32_t next = dependents_[static_cast<size_t>(edge)].task;
+      if (--tasks_[static_cast<size_t>(next)].waiting == 0) request(next);
+    }
   }
-  if (--transfers_[static_cast<size_t>(transfer)].tasks_left == 0) client_.transfer_arrived(transfer);
+  Transfer& done = transfers_[static_cast<size_t>(transfer)];
+  if (--done.tasks_left == 0) {
+    done.source.reset();
+    client_.transfer_arrived(transfer);
+  }
 }
 
 // --- the event loop ------------------------------------------------------------------------

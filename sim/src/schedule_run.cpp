@@ -82,7 +82,7 @@ void ScheduleRun::launch(uint32_t index) {
 }
 
 void ScheduleRun::start_messages(uint32_t send, uint32_t recv) {
-  const int32_t transfer = begin_transfer(TransferOps{send, recv, -1});
+  const int32_t transfer = begin_transfer(TransferOps{send, recv, -1}, engine_.begin_transfer());
   const double bytes = bytes_of(schedule_.items_of(schedule_.ops[send]));
   const int32_t src = schedule_.ops[send].gpu, dst = schedule_.ops[recv].gpu;
   if (options_.chunk_bytes <= 0 || bytes <= options_.chunk_bytes) {
@@ -103,7 +103,8 @@ void ScheduleRun::start_messages(uint32_t send, uint32_t recv) {
 
 void ScheduleRun::start_collective(size_t index) {
   const Collective& collective = schedule_.collectives[index];
-  const int32_t transfer = begin_transfer(TransferOps{0, 0, static_cast<int32_t>(index)});
+  const TransferOps ops{0, 0, static_cast<int32_t>(index)};
+  int32_t transfer = -1;
   if (runs_as_ring(collective.kind)) {
     // The ring's pieces come from the transfers: all-gather by source, reduce-scatter by
     // destination (the member a piece belongs to), each the largest listed.
@@ -114,17 +115,17 @@ void ScheduleRun::start_collective(size_t index) {
       const auto position = static_cast<size_t>(std::find(members.begin(), members.end(), owner) - members.begin());
       piece_bytes[position] = std::max(piece_bytes[position], bytes_of(schedule_.items_of(piece)));
     }
-    expand_ring(engine_, transfer, collective.kind, members, piece_bytes);
+    transfer = begin_transfer(ops, begin_ring_transfer(engine_, collective.kind, members, piece_bytes));
   } else {
     // All-to-all and permutations: direct, every transfer its own concurrent task.
+    transfer = begin_transfer(ops, engine_.begin_transfer());
     for (const auto& piece : collective.transfers)
       engine_.add_task(transfer, piece.src, piece.dst, bytes_of(schedule_.items_of(piece)), true);
   }
   engine_.start_transfer(transfer);
 }
 
-int32_t ScheduleRun::begin_transfer(TransferOps ops) {
-  const int32_t transfer = engine_.begin_transfer();
+int32_t ScheduleRun::begin_transfer(TransferOps ops, int32_t transfer) {
   transfer_ops_.push_back(ops);
   for_each_op(ops, [&](uint32_t op) {
     const auto gpu = static_cast<size_t>(schedule_.ops[op].gpu);

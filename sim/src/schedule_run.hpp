@@ -42,7 +42,8 @@ class ScheduleRun final : public EngineClient {
   void launch(uint32_t op);
   void start_messages(uint32_t send, uint32_t recv);
   void start_collective(size_t collective);
-  int32_t begin_transfer(TransferOps ops);
+  // Records the ops and the communication start of the engine transfer just begun.
+  int32_t begin_transfer(TransferOps ops, int32_t transfer);
   void complete(uint32_t op);
   template <typename Visit>
   void for_each_op(const TransferOps& ops, Visit visit) const;

@@ -12,6 +12,11 @@
 //  - a transfer (the tasks of one send/recv pair, or of one collective) arrives with its last
 //    task, and the client that expanded it hears of it;
 //  - compute is work of a known duration the client asks for; it ends at a known time.
+// A transfer's tasks are either all added before it starts (add_task, add_dependency), or made
+// as it runs by a TaskSource (a collective's ring, step by step): a ring of k members has
+// O(k^2) tasks but only O(k) of them can run at once, and listing them all up front held
+// ~100 bytes per task (134 MB of the 148 MB peak of a 1 GB all-reduce on ring-1024). A made
+// task is started as soon as it is made, and its slot is reused once it has arrived.
 // Deterministic: one time-ordered event queue; at one instant compute ends first, then data
 // and arrival events in the order they were queued, then flows running dry (in the flow
 // network's own order).
@@ -73,6 +78,21 @@ class EngineClient {
   ~EngineClient() = default;
 };
 
+class Engine;
+
+// Makes a transfer's tasks as it runs: each task is made when it can start, with
+// Engine::start_task(). The engine owns the source and drops it when its transfer arrives.
+class TaskSource {
+ public:
+  virtual ~TaskSource() = default;
+  // How many tasks the transfer will have in all (its arrival waits for the last of them).
+  virtual int64_t task_count() const = 0;
+  // The transfer starts: start the tasks that wait for nothing, in order.
+  virtual void start(Engine& engine, int32_t transfer) = 0;
+  // The task started with `tag` arrived: start, in order, the tasks that no longer wait.
+  virtual void arrived(Engine& engine, int32_t transfer, uint32_t tag) = 0;
+};
+
 class Engine {
  public:
   // `gpu_of_rank[rank]`: the topology GPU each rank runs on (tasks name ranks).
@@ -81,10 +101,9 @@ class Engine {
 
   // Expanding work into tasks: tasks go to the transfer begun last (std::logic_error
   // otherwise); start_transfer() then sets them going.
-  // Room for `tasks` tasks and `dependencies` waits, when the caller knows them: the arrays are
-  // then allocated once, not grown by copying (which at 2M tasks briefly held both copies).
-  void reserve(size_t tasks, size_t dependencies);
   int32_t begin_transfer();
+  // A transfer whose tasks `source` makes as it runs (none may be added with add_task).
+  int32_t begin_transfer(std::unique_ptr<TaskSource> source);
   int32_t add_task(int32_t transfer, int32_t src_rank, int32_t dst_rank, double bytes, bool pays_overhead);
   // `after` waits for `before` to arrive; a task releases the tasks waiting for it in the order
   // their dependencies were added.
@@ -92,6 +111,10 @@ class Engine {
   // Starts the transfer's tasks that wait for nothing, in the order they were added; a
   // transfer without tasks arrives at once.
   void start_transfer(int32_t transfer);
+  // For a TaskSource, from its start() or arrived(): a task of its transfer that waits for
+  // nothing more, started now; the source hears of its arrival with `tag`.
+  void start_task(int32_t transfer, int32_t src_rank, int32_t dst_rank, double bytes, bool pays_overhead,
+                  uint32_t tag);
   // Compute of `seconds` from now; compute_done(tag) when it ends.
   void start_compute(double seconds, uint32_t tag);
   // Compute of `seconds` (its time alone) by `rank`: with options.sharing, shared with the
@@ -102,7 +125,10 @@ class Engine {
   void run();
 
   double now_s() const { return now_s_; }
-  size_t task_count() const { return tasks_.size(); }
+  // Tasks added or started so far (made tasks counted once each, though their slots are reused).
+  size_t task_count() const { return task_count_; }
+  // Task slots ever allocated: what the tasks hold in memory at the peak.
+  size_t task_slots() const { return tasks_.size(); }
   size_t event_count() const { return event_count_; }
   // Per rank: the bytes of the tasks that arrived there.
   const std::vector<double>& received_bytes() const { return received_bytes_; }
@@ -115,6 +141,7 @@ class Engine {
     int32_t transfer = 0;
     int32_t src_rank = 0;
     int32_t dst_rank = 0;
+    uint32_t tag = 0;           // a made task's tag for its TaskSource
     double bytes = 0;
     double latency_s = 0;       // set when it starts
     int32_t waiting = 0;        // tasks it still waits for
@@ -129,6 +156,7 @@ class Engine {
     int32_t first_task = 0;
     int32_t task_count = 0;
     int32_t tasks_left = 0;
+    std::unique_ptr<TaskSource> source;  // set: its tasks are made as it runs
   };
   enum class EventKind : uint8_t { compute_done, data_moved, arrived };
   // An event's time and order are its place in the queue: at one instant compute ends first,
@@ -138,6 +166,7 @@ class Engine {
     EventKind kind;
   };
 
+  Task make_task(int32_t transfer, int32_t src_rank, int32_t dst_rank, double bytes, bool pays_overhead) const;
   void push_event(double time_s, EventKind kind, uint32_t subject);
   void count_event();
   bool has_channel(const Task& task) const;
@@ -157,6 +186,8 @@ class Engine {
   size_t event_count_ = 0;
 
   std::vector<Task> tasks_;
+  std::vector<int32_t> free_tasks_;  // slots of made tasks that arrived, for the next made tasks
+  size_t task_count_ = 0;
   std::vector<Dependent> dependents_;
   std::vector<Transfer> transfers_;
   std::vector<int32_t> task_of_flow_;
