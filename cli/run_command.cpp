@@ -403,23 +403,20 @@ SpeedCheck bracketed(SpeedCheck check, const ReferenceTiming& before, const Refe
   return check;
 }
 
-// Every timed execution: its time, its prediction, and the speed factors it was predicted at
-// (the mean of the reference timings around it), and which one is compared.
+// Every timed execution: its time, its prediction, the speed factors it was predicted at (none
+// without the speed reference), and which one is compared.
 nlohmann::json executions_json(const std::vector<double>& makespans_s, const std::vector<Prediction>& predictions,
-                               const std::vector<ReferenceTiming>& references, size_t compared) {
+                               const std::vector<scenario::SpeedFactors>& factors, size_t compared) {
   nlohmann::json json = {{"timed", makespans_s.size()}, {"warm_up", makespans_s.size() > 1},
                          {"makespans_s", makespans_s}, {"compared", compared}};
   std::vector<double> predicted_s, compute_factors, devices_factors;
-  for (size_t index = 0; index < predictions.size(); ++index) {
-    predicted_s.push_back(predictions[index].result.makespan_s);
-    if (references.size() == predictions.size() + 1) {
-      const scenario::SpeedFactors factors = scenario::combined_factors(references[index].factors, references[index + 1].factors);
-      compute_factors.push_back(factors.compute);
-      devices_factors.push_back(factors.devices);
-    }
+  for (const Prediction& prediction : predictions) predicted_s.push_back(prediction.result.makespan_s);
+  for (const scenario::SpeedFactors& execution : factors) {
+    compute_factors.push_back(execution.compute);
+    devices_factors.push_back(execution.devices);
   }
   json["predicted_s"] = predicted_s;
-  if (!compute_factors.empty()) {
+  if (!factors.empty()) {
     json["compute_factors"] = compute_factors;
     json["devices_factors"] = devices_factors;
   }
@@ -483,13 +480,15 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
   const std::vector<int32_t> planned_devices = devices_of_run(flags, planned, schedule.gpus);
   // Each execution's prediction at its own speed (the planned one where the speed is not applied).
   std::vector<Prediction> predictions;
+  std::vector<scenario::SpeedFactors> factors;  // with the speed reference: each execution's
   std::vector<double> ratios;
   for (size_t index = 0; index < records.size(); ++index) {
     const std::vector<int32_t> devices = devices_of_run(flags, records[index], schedule.gpus);
-    if (speed.applied())
-      predictions.push_back(predict(checked, hardware_flags, network_flags, flags.calibration, simulation, devices,
-                                    bracketed(speed, references[index], references[index + 1])));
-    else if (devices == planned_devices)
+    if (speed.applied()) {
+      const SpeedCheck around = bracketed(speed, references[index], references[index + 1]);
+      factors.push_back(around.factors);
+      predictions.push_back(predict(checked, hardware_flags, network_flags, flags.calibration, simulation, devices, around));
+    } else if (devices == planned_devices)
       predictions.push_back(before);
     else
       predictions.push_back(predict(checked, hardware_flags, network_flags, flags.calibration, simulation, devices));
@@ -561,7 +560,7 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
                                                 {"compute_only", {{"predicted_s", compute_only.result.makespan_s},
                                                                   {"relative_error", compute_only_error},
                                                                   {"abs_error", std::abs(compute_only_error)}}}}},
-                                {"executions", executions_json(makespans_s, predictions, references, compared)},
+                                {"executions", executions_json(makespans_s, predictions, factors, compared)},
                                 {"speed_reference", speed_json(speed)}}, 2)
               << "\n";
     return 0;

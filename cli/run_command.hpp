@@ -17,7 +17,7 @@ struct RunFlags {
   std::string gpu{kDefaultGpu.name}; // validate without a calibration file: the GPU profile
   std::string sides = "128,256,512,1024";  // calibrate: block sides in tokens
   int repeats = 3;
-  int executions = 3;  // validate: timed executions (more than 1: after one warm-up), compared at the median
+  int executions = 3;  // validate: timed executions (more than 1: after one warm-up), the one of median measured / predicted compared
   std::string save;  // run: folder for the inputs and outputs as .npy files
   std::string load;  // run: folder with Q, K, V, dO .npy files to run on
   int32_t devices = 0;      // cpu: cores the ranks run on (0: every core)

@@ -11,7 +11,7 @@
 #                                                    else build/default/cli/tessera)
 # Environment: ROUNDS (3), SEQ (2K), HEADS (4), HEAD_DIM (32), SIDES (64,128,256,512),
 # REPEATS (5, calibrate's timed runs per block), EXECUTIONS (3, validate's timed executions after a
-# warm-up, the median compared), DEVICES (0 = every core), SPEED_REFERENCE (on), OUT (a scratch
+# warm-up, the one of median measured / predicted compared), DEVICES (0 = every core), SPEED_REFERENCE (on), OUT (a scratch
 # folder for the JSON it writes).
 set -euo pipefail
 tessera=${1:-}
@@ -27,7 +27,7 @@ executions=${EXECUTIONS:-3}
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
 shape=(--heads "$heads" --kv-heads "$heads" --head-dim "$head_dim")
-echo "tessera: $tessera; $rounds rounds; seq $seq, $heads heads of $head_dim, causal, forward + backward; devices ${devices/#0/every core}; speed reference $speed_reference; validate: median of $executions executions; files in $out"
+echo "tessera: $tessera; $rounds rounds; seq $seq, $heads heads of $head_dim, causal, forward + backward; devices ${devices/#0/every core}; speed reference $speed_reference; validate: $executions executions, the median compared; files in $out"
 for round in $(seq 1 "$rounds"); do
   calibration=$out/cpu-round$round.json
   echo

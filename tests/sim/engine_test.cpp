@@ -4,19 +4,12 @@
 #include <cmath>
 #include <vector>
 
+#include "arrivals.hpp"
 #include "tessera/sim/engine.hpp"
 #include "tessera/topologies/builders.hpp"
 
 using namespace tessera;
-
-namespace {
-// Records when each transfer arrived.
-struct Arrivals final : sim::EngineClient {
-  const sim::Engine* engine = nullptr;
-  std::vector<std::pair<int32_t, double>> arrived;
-  void transfer_arrived(int32_t transfer) override { arrived.emplace_back(transfer, engine->now_s()); }
-};
-}  // namespace
+using test_support::Arrivals;
 
 TEST_CASE("a task starts when the last task it waits for arrives", "[sim][engine]") {
   // Three ranks on a switch of 1 GB/s links, no latency. a: 0 -> 1 and b: 2 -> 1 share the link

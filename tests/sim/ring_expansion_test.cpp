@@ -7,19 +7,16 @@
 #include <random>
 #include <vector>
 
+#include "arrivals.hpp"
 #include "tessera/sim/collective_expansion.hpp"
 #include "tessera/sim/collective_sim.hpp"
 #include "tessera/sim/engine.hpp"
 #include "tessera/topologies/builders.hpp"
 
 using namespace tessera;
+using test_support::Arrivals;
 
 namespace {
-struct Arrivals final : sim::EngineClient {
-  const sim::Engine* engine = nullptr;
-  std::vector<std::pair<int32_t, double>> arrived;
-  void transfer_arrived(int32_t transfer) override { arrived.emplace_back(transfer, engine->now_s()); }
-};
 
 // The member whose piece position `p` passes on at `step`, worked out from the algorithm rather
 // than taken from ring_piece_owner: all-gather forwards the piece that started `step` members
