@@ -674,9 +674,18 @@ int calibrate(const ProblemFlags& problem_flags, const RunFlags& flags) {
   if (reference.devices > 1)
     std::cout << "; a diagonal block on each of " << reference.devices << " devices at once delivers "
               << format_fixed(reference.devices * reference.times.alone_s / reference.times.devices_s, 2) << "x one alone";
-  std::cout << "\nspread: every timed figure within " << format_fixed(100 * calibration.spread, 1)
-            << " % (max - min over median) across its " << flags.repeats << " repeats"
-            << "\nwrote " << flags.calibration << "\n";
+  // Per group: the interquartile range, which the lower quartiles and medians kept are exposed
+  // to, and max - min, which one preempted run sets on a shared machine.
+  const CalibrationSpread& spread = calibration.spread_by_figure;
+  auto group = [](const std::string& name, const FigureSpread& figure) {
+    return name + " " + format_fixed(100 * figure.interquartile, 1) + " % (" + format_fixed(100 * figure.full_range, 1) + " %)";
+  };
+  std::cout << "\nspread over at least " << flags.repeats
+            << " repeats, interquartile range (max - min) over the median: " << group("blocks", spread.blocks) << ", "
+            << group("merges", spread.merges);
+  if (!calibration.devices_speedup.empty()) std::cout << ", " << group("busy devices", spread.busy_devices);
+  if (!calibration.concurrency_speedup.empty()) std::cout << ", " << group("concurrency", spread.concurrency);
+  std::cout << "\nwrote " << flags.calibration << "\n";
   return 0;
 }
 

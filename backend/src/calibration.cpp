@@ -21,16 +21,25 @@ double median(std::vector<double> values) {
   return values.empty() ? 0 : values[values.size() / 2];
 }
 
-// (max - min) / median of repeated timings: how far one figure moved between repeats.
-double spread_of(const std::vector<double>& values) {
-  if (values.size() < 2) return 0;
-  const auto [low, high] = std::minmax_element(values.begin(), values.end());
-  const double middle = median(values);
-  return middle > 0 ? (*high - *low) / middle : 0;
+}  // namespace
+
+FigureSpread spread_of(std::vector<double> values) {
+  if (values.size() < 2) return {};
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  const double middle = values[n / 2];
+  if (middle <= 0) return {};
+  // The quartiles as lower_quartile picks them: the values a quarter of the way in from each end.
+  return FigureSpread{(values[n - 1 - n / 4] - values[n / 4]) / middle, (values.back() - values.front()) / middle};
 }
 
-// The calibration's repeatability so far: the widest spread of any figure.
-thread_local double widest_spread = 0;
+namespace {
+
+// The widest of each kind of spread over the figures of a group.
+void widen(FigureSpread& group, const FigureSpread& figure) {
+  group.interquartile = std::max(group.interquartile, figure.interquartile);
+  group.full_range = std::max(group.full_range, figure.full_range);
+}
 
 // A checked schedule to time, with inputs (and, for backward passes, a forward's O and LSE: any
 // consistent values do for timing).
@@ -106,11 +115,11 @@ double op_time(ScheduleExecutor& executor, const TimingRun& run, OpKind kind) {
 }
 
 // Median over the timed runs (after one warm-up) of the summed time of the ops of one kind.
-double median_op_time(ScheduleExecutor& executor, const TimingRun& run, OpKind kind, int repeats) {
+double median_op_time(ScheduleExecutor& executor, const TimingRun& run, OpKind kind, int repeats, FigureSpread& spread) {
   repeats = repeats_for(op_time(executor, run, kind), repeats);  // the first run warms caches (and the GPU)
   std::vector<double> times;
   for (int repeat = 0; repeat < repeats; ++repeat) times.push_back(op_time(executor, run, kind));
-  widest_spread = std::max(widest_spread, spread_of(times));
+  widen(spread, spread_of(times));
   return median(times);
 }
 
@@ -175,7 +184,7 @@ SpeedReferenceTimes reference_times(const ReferenceRuns& runs) {
 }
 
 void time_blocks(ScheduleExecutor& executor, const Problem& problem, std::vector<BlockMeasurement>& blocks, int repeats,
-                 CalibratedSpeedReference& reference) {
+                 CalibratedSpeedReference& reference, FigureSpread& spread) {
   ReferenceRuns reference_set = reference_runs(executor, reference);
   std::vector<TimingRun> runs;
   for (const BlockMeasurement& block : blocks) {
@@ -197,7 +206,7 @@ void time_blocks(ScheduleExecutor& executor, const Problem& problem, std::vector
   }
   reference.times = reference_times(reference_set);
   if (reference_set.runs.size() < 3) reference.devices = 1;
-  for (const auto& figure : times) widest_spread = std::max(widest_spread, spread_of(figure));
+  for (const auto& figure : times) widen(spread, spread_of(figure));
   for (size_t block = 0; block < blocks.size(); ++block) {
     blocks[block].forward_s = lower_quartile(times[4 * block]);
     blocks[block].backward_s = lower_quartile(times[4 * block + 1]);
@@ -208,7 +217,7 @@ void time_blocks(ScheduleExecutor& executor, const Problem& problem, std::vector
 
 // Merges of a 4-rank ring backward over `side` tokens (the key/value gradients come home): the
 // bytes the simulator's merge model charges (3 x the partials' bytes) over the measured time.
-double merge_rate(ScheduleExecutor& executor, const Problem& problem, int64_t side, int repeats) {
+double merge_rate(ScheduleExecutor& executor, const Problem& problem, int64_t side, int repeats, FigureSpread& spread) {
   const TimingRun run = timing_run(executor, problem, side, 4, Pass::backward);
   const Schedule& schedule = run.checked.schedule();
   double bytes = 0;
@@ -216,7 +225,7 @@ double merge_rate(ScheduleExecutor& executor, const Problem& problem, int64_t si
     if (op.kind == OpKind::merge)
       for (const DataItem& item : schedule.items_of(op))
         bytes += 3.0 * static_cast<double>(item_bytes(schedule, run.checked.grid(), item));
-  const double seconds = median_op_time(executor, run, OpKind::merge, repeats);
+  const double seconds = median_op_time(executor, run, OpKind::merge, repeats, spread);
   return seconds > 0 ? bytes / seconds : 0;
 }
 
@@ -266,7 +275,7 @@ double makespan_of_run(ScheduleExecutor& executor, const TimingRun& run) {
 // block): k x one's makespan / many's. Each timed repeat runs both, one after the other, so that
 // a slow spell of the machine falls on both; the figure is the median of the repeats' ratios.
 double median_speedup(ScheduleExecutor& one_executor, const TimingRun& one, ScheduleExecutor& many_executor,
-                      const TimingRun& many, int k, int repeats) {
+                      const TimingRun& many, int k, int repeats, FigureSpread& spread) {
   std::vector<double> ratios;
   for (int repeat = 0; repeat < repeats + 1; ++repeat) {
     const double one_s = makespan_of_run(one_executor, one);
@@ -274,7 +283,7 @@ double median_speedup(ScheduleExecutor& one_executor, const TimingRun& one, Sche
     if (repeat == 0) repeats = repeats_for(many_s, repeats);  // the first pair warms up
     else if (many_s > 0) ratios.push_back(static_cast<double>(k) * one_s / many_s);
   }
-  widest_spread = std::max(widest_spread, spread_of(ratios));
+  widen(spread, spread_of(ratios));
   return median(ratios);
 }
 
@@ -450,7 +459,6 @@ ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& 
     }
   }
   ComputeCalibration calibration;
-  widest_spread = 0;
   const int64_t heads = shape.heads;
   // Steps: each side's blocks, the merges, each side's transfers, each number of busy devices
   // beyond one, and with one device each concurrency level and the copies.
@@ -472,7 +480,8 @@ ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& 
     calibration.blocks.push_back(block);
   }
   calibration.speed_reference = speed_reference_workload(executor, shape, sides[sides.size() / 2]);
-  time_blocks(executor, shape, calibration.blocks, repeats, calibration.speed_reference);  // the diagonal blocks say what masked pairs cost
+  time_blocks(executor, shape, calibration.blocks, repeats, calibration.speed_reference,
+              calibration.spread_by_figure.blocks);  // the diagonal blocks say what masked pairs cost
   for (const BlockMeasurement& block : calibration.blocks) {
     const int64_t side = block.side_tokens;
     step("block " + std::to_string(side) + "x" + std::to_string(side) + ": forward " + std::to_string(block.forward_s * 1e3) +
@@ -490,7 +499,8 @@ ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& 
   calibration.backward_over_forward = largest.backward_s / largest.forward_s;
   calibration.largest_block_flops_per_s = largest.flops / largest.forward_s;
   calibration.backward_rate_ratio = fit.backward_rate_ratio;
-  calibration.merge_bytes_per_s = merge_rate(executor, shape, largest.side_tokens, repeats);
+  calibration.merge_bytes_per_s = merge_rate(executor, shape, largest.side_tokens, repeats,
+                                              calibration.spread_by_figure.merges);
   step("merges: " + std::to_string(calibration.merge_bytes_per_s / 1e9) + " GB/s");
   std::vector<std::pair<double, double>> transfers;
   for (int64_t side : sides) {
@@ -509,8 +519,12 @@ ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& 
     calibration.devices_speedup.push_back(1);
     for (int32_t n = 2; n <= device_levels + 1; ++n) {
       const double speedup =
-          median_speedup(executor, alone, executor, independent_blocks_run(executor, shape, middle_side, n), n, repeats);
-      calibration.devices_speedup.push_back(std::clamp(speedup, 1e-3, 1e6));
+          median_speedup(executor, alone, executor, independent_blocks_run(executor, shape, middle_side, n), n, repeats,
+                         calibration.spread_by_figure.busy_devices);
+      // n devices deliver at most n times one's throughput: a figure above it is a slow spell
+      // of the machine during the runs alone, and would have the simulator run ranks faster
+      // than their devices can.
+      calibration.devices_speedup.push_back(std::clamp(speedup, 1e-3, static_cast<double>(n)));
       step("devices " + std::to_string(n) + " busy: " + std::to_string(speedup) + "x one device's throughput");
     }
   }
@@ -525,7 +539,8 @@ ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& 
     step("concurrency 1: one " + std::to_string(side) + "-token block");
     for (int k = 2; k <= max_concurrency; ++k) {
       const double speedup =
-          median_speedup(*one_device, alone, *one_device, independent_blocks_run(*one_device, shape, side, k), k, repeats);
+          median_speedup(*one_device, alone, *one_device, independent_blocks_run(*one_device, shape, side, k), k, repeats,
+                         calibration.spread_by_figure.concurrency);
       calibration.concurrency_speedup.push_back(std::clamp(speedup, 1e-3, 1e6));
       step("concurrency " + std::to_string(k) + ": " + std::to_string(speedup) + "x one block's throughput");
     }
@@ -538,7 +553,9 @@ ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& 
     calibration.copy_bytes_per_s = fit_link(copies).first;
     step("copies within a device: " + std::to_string(calibration.copy_bytes_per_s / 1e9) + " GB/s");
   }
-  calibration.spread = widest_spread;
+  const CalibrationSpread& spread = calibration.spread_by_figure;
+  calibration.spread = std::max({spread.blocks.full_range, spread.merges.full_range, spread.busy_devices.full_range,
+                                 spread.concurrency.full_range});
   return calibration;
 }
 
@@ -567,6 +584,7 @@ CalibrationFile calibration_file(const ComputeCalibration& calibration, const st
   measured.backward_over_forward = calibration.backward_over_forward;
   measured.largest_block_flops_per_s = calibration.largest_block_flops_per_s;
   measured.spread = calibration.spread;
+  measured.spread_by_figure = calibration.spread_by_figure;
   file.measured = measured;
   if (!calibration.concurrency_speedup.empty() || !calibration.devices_speedup.empty() || calibration.copy_bytes_per_s > 0) {
     CalibratedSharing sharing;

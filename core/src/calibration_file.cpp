@@ -168,6 +168,16 @@ CalibratedSpeedReference read_speed_reference(const JsonReader& reader, const js
   return result;
 }
 
+nlohmann::json spread_json(const CalibrationSpread& spread) {
+  auto figure = [](const FigureSpread& one) {
+    return nlohmann::json{{"interquartile", one.interquartile}, {"full_range", one.full_range}};
+  };
+  return {{"blocks", figure(spread.blocks)},
+          {"merges", figure(spread.merges)},
+          {"busy_devices", figure(spread.busy_devices)},
+          {"concurrency", figure(spread.concurrency)}};
+}
+
 nlohmann::json record_json(const CalibrationRecord& record) {
   nlohmann::json blocks = nlohmann::json::array();
   for (const MeasuredBlock& block : record.blocks)
@@ -180,7 +190,8 @@ nlohmann::json record_json(const CalibrationRecord& record) {
           {"blocks", blocks},
           {"backward_over_forward", record.backward_over_forward},
           {"largest_block_flops_per_s", record.largest_block_flops_per_s},
-          {"spread", record.spread}};
+          {"spread", record.spread},
+          {"spread_by_figure", spread_json(record.spread_by_figure)}};
 }
 
 // The file's figures from its JSON; `source` names it in every message.

@@ -221,6 +221,13 @@ TEST_CASE("calibrating with a one-device executor measures the concurrency curve
   const int busy_levels = std::min(cpu_cores(), 16) - 1;
   CHECK(steps == 2 * 3 + 1 + busy_levels + 3 + 1);
   CHECK(calibration.devices_speedup.size() == static_cast<size_t>(busy_levels > 0 ? busy_levels + 1 : 0));
+  // n busy devices deliver at most n times one's throughput, whatever the noise measured.
+  for (size_t n = 1; n <= calibration.devices_speedup.size(); ++n) CHECK(calibration.devices_speedup[n - 1] <= static_cast<double>(n));
+  // The headline spread is the widest max - min of the four groups.
+  const CalibrationSpread& spread = calibration.spread_by_figure;
+  CHECK(calibration.spread == std::max({spread.blocks.full_range, spread.merges.full_range, spread.busy_devices.full_range,
+                                        spread.concurrency.full_range}));
+  CHECK(spread.concurrency.interquartile <= spread.concurrency.full_range);
   CHECK(last_done == steps);
   REQUIRE(calibration.concurrency_speedup.size() == 3);
   CHECK(calibration.concurrency_speedup[0] == 1);  // by definition
@@ -250,6 +257,21 @@ TEST_CASE("the link fit recovers bandwidth and latency from exact times", "[back
   // Times that do not grow with the bytes say nothing about bandwidth.
   auto flat = fit_link({{1e6, 3e-6}, {8e6, 3e-6}});
   CHECK(flat.first == 0);
+}
+
+TEST_CASE("a figure's spread: the interquartile range and max - min over the median, by hand", "[backend][calibration]") {
+  // Sorted 1, 2, 3, 4, 100: median 3 (the middle one), quartiles 2 and 4 (a quarter of the way in
+  // from each end, index 5 / 4 = 1 and 5 - 1 - 1 = 3), so (4 - 2) / 3; max - min (100 - 1) / 3.
+  const FigureSpread spread = spread_of({100, 3, 1, 4, 2});
+  CHECK(spread.interquartile == Approx(2.0 / 3));
+  CHECK(spread.full_range == Approx(99.0 / 3));
+  // Eight values 10..17: median 14 (index 4), quartiles 12 and 15 (indices 2 and 5).
+  const FigureSpread even = spread_of({17, 16, 15, 14, 13, 12, 11, 10});
+  CHECK(even.interquartile == Approx(3.0 / 14));
+  CHECK(even.full_range == Approx(7.0 / 14));
+  // One value, or none, has no spread.
+  CHECK(spread_of({5}).full_range == 0);
+  CHECK(spread_of({}).interquartile == 0);
 }
 
 TEST_CASE("a NaN in an output is an infinite error, not a skipped one", "[executor]") {

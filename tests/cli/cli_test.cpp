@@ -334,6 +334,23 @@ TEST_CASE("tessera calibrate and validate on the CPU predict the ranks on the co
   REQUIRE(calibrate.exit_code == 0);
   CHECK(calibrate.out.find("ranks sharing a device") != std::string::npos);
   CHECK(calibrate.out.find("spread") != std::string::npos);
+  {
+    // Each group's spread in the file: the interquartile range within max - min, and the headline
+    // spread the widest max - min of any group (the CPU executor has busy devices only with 2+ cores).
+    std::ifstream file(scratch_path("cli_test_cpu_cal.json"));
+    const auto measured = nlohmann::json::parse(file).at("measured");
+    double widest = 0;
+    for (const char* group : {"blocks", "merges", "busy_devices", "concurrency"}) {
+      const auto& spread = measured.at("spread_by_figure").at(group);
+      INFO(group);
+      CHECK(spread.at("interquartile").get<double>() >= 0);
+      CHECK(spread.at("interquartile").get<double>() <= spread.at("full_range").get<double>());
+      widest = std::max(widest, spread.at("full_range").get<double>());
+    }
+    CHECK(measured.at("spread").get<double>() == widest);
+    CHECK(calibrate.out.find("blocks ") != std::string::npos);
+    CHECK(calibrate.out.find("concurrency ") != std::string::npos);
+  }
   // Four ranks on one core, then on two: the JSON says where they ran and compares end to end.
   for (int devices : {1, 2}) {
     Run validate = tessera("validate --algo ring --gpus 4 --seq 256 --heads 2 --kv-heads 2 --head-dim 16 --devices " +

@@ -46,12 +46,19 @@ struct ComputeCalibration {
   // 16: the CPU executor's cores): speedup[n - 1] = n blocks' time alone / the makespan of n ranks on n
   // devices computing one block each. Empty where the executor has one device.
   std::vector<double> devices_speedup;
-  // The largest (max - min) / median over the repeats of any one figure timed.
+  // The largest (max - min) / median over the repeats of any one figure timed, and each group's
+  // spreads (core/calibration_file.hpp).
   double spread = 0;
+  CalibrationSpread spread_by_figure;
   // The machine's speed while it was calibrated (core/calibration_file.hpp): a fixed workload
   // at the middle side, timed in the same passes as the blocks.
   CalibratedSpeedReference speed_reference;
 };
+
+// How far repeated timings of one figure moved, over their median: the interquartile range
+// (the value a quarter of the way in from the top less the one a quarter of the way in from the
+// bottom, as the lower quartile is picked) and max - min. Zero for fewer than two values.
+FigureSpread spread_of(std::vector<double> values);
 
 // Progress of a calibration: done of total steps, and a line saying what was measured.
 using CalibrationProgress = std::function<void(int done, int total, const std::string& line)>;

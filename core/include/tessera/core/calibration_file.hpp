@@ -68,6 +68,23 @@ struct MeasuredBlock {
   double diagonal_backward_s = 0;
 };
 
+// How far a group of timed figures moved between their repeats, each over its figure's median:
+// the widest interquartile range (what the lower quartiles and medians a calibration keeps are
+// exposed to) and the widest full range, max - min (one preempted run sets it on a shared
+// machine). 0 when not measured.
+struct FigureSpread {
+  double interquartile = 0;
+  double full_range = 0;
+};
+
+// The spreads of each group of figures a calibration times.
+struct CalibrationSpread {
+  FigureSpread blocks;        // block compute times, every side and kind
+  FigureSpread merges;        // the merge rate's times
+  FigureSpread busy_devices;  // n busy devices' throughput over one's
+  FigureSpread concurrency;   // k concurrent blocks' throughput on one device over one's
+};
+
 // What a calibration measured, kept for the record: written, never read back.
 struct CalibrationRecord {
   int64_t heads = 0;
@@ -77,8 +94,10 @@ struct CalibrationRecord {
   double backward_over_forward = 0;      // measured backward / forward time, largest block
   double largest_block_flops_per_s = 0;
   // The calibration's own repeatability: the largest (max - min) / median over the repeats of
-  // any one figure it timed (a block, a concurrency level, a transfer). 0 when not measured.
+  // any one figure it timed (a block, the merges, a throughput ratio; transfers are fitted, not
+  // repeated as one figure). 0 when not measured. Per group, with the interquartile range too:
   double spread = 0;
+  CalibrationSpread spread_by_figure;
 };
 
 // Ranks sharing one device, as measured (sim/shared_devices.hpp uses them): the throughput of
