@@ -78,6 +78,13 @@ bool parse_collective_kind(const std::string& text, CollectiveKind& kind) {
   return false;
 }
 
+bool same_program(const Schedule& a, const Schedule& b) {
+  return a.algorithm == b.algorithm && a.variant == b.variant && a.tile == b.tile && a.layout == b.layout &&
+         a.gpus == b.gpus && a.head_groups == b.head_groups && a.stream_names == b.stream_names &&
+         a.stream_buffers == b.stream_buffers && a.ops == b.ops && a.blocks == b.blocks && a.items == b.items &&
+         a.collectives == b.collectives;
+}
+
 std::string Schedule::describe(const Op& op) const {
   auto list_items = [&](std::span<const DataItem> list) {
     std::string text;

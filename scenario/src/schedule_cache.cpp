@@ -66,6 +66,14 @@ ScheduleKey schedule_key(const std::string& algorithm, const Problem& problem, c
   return key;
 }
 
+namespace {
+// The key with its batch cleared: what the schedules of one program at every batch share.
+ScheduleKey batchless(ScheduleKey key) {
+  key.batch = 0;
+  return key;
+}
+}  // namespace
+
 bool cacheable(const std::string& algorithm) { return algorithm != "file" && algorithm != "assignment"; }
 
 size_t held_bytes(const CheckedSchedule& checked) {
@@ -112,7 +120,7 @@ CheckedSchedule ScheduleCache::generate_checked(const std::string& algorithm, co
   auto at_batch = [&](const CheckedSchedule& held) {
     return held.schedule().problem.batch == problem.batch ? held : schedules::with_batch(held, problem.batch);
   };
-  std::shared_ptr<Entry> entry;
+  std::shared_ptr<Entry> entry, building;
   std::promise<CheckedSchedule> promise;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -127,18 +135,21 @@ CheckedSchedule ScheduleCache::generate_checked(const std::string& algorithm, co
       entry->position = recency_.begin();
       entries_.emplace(key, entry);
       ++stats_.misses;
-      entry.reset();  // this thread builds it
+      building = std::move(entry);  // this thread builds it
     }
   }
   if (entry) return at_batch(entry->result.get());  // waits for the build; rethrows its failure
 
   try {
-    CheckedSchedule checked = schedules::generate_checked(algorithm, problem, options);
+    bool shared = false;
+    CheckedSchedule checked = build(algorithm, problem, options, key, shared);
     // The grid fills its pair counts on first use (a mutable table); fill them all now, while
     // this thread alone holds the schedule, so that the threads sharing it only read.
     checked.grid().total_pairs();
     promise.set_value(checked);
     std::lock_guard<std::mutex> lock(mutex_);
+    if (shared) ++stats_.shared_checks;
+    else if (schedules::generator_reads_batch(algorithm)) programs_[batchless(key)].push_back(building);
     account(key, held_bytes(checked));
     return checked;
   } catch (...) {
@@ -147,6 +158,32 @@ CheckedSchedule ScheduleCache::generate_checked(const std::string& algorithm, co
     account(key, kFailureBytes);
     throw;
   }
+}
+
+CheckedSchedule ScheduleCache::build(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options,
+                                    const ScheduleKey& key, bool& shared) {
+  if (!schedules::generator_reads_batch(algorithm)) return schedules::generate_checked(algorithm, problem, options);
+  schedules::GeneratedSchedule generated = schedules::generate_unchecked(algorithm, problem, options);
+  // Comparing costs a pass over the ops; checking costs the dependency analysis.
+  for (const CheckedSchedule& held : held_programs(batchless(key)))
+    if (same_program(held.schedule(), generated.schedule)) {
+      shared = true;
+      return schedules::with_batch(held, problem.batch);
+    }
+  return schedules::check_generated(std::move(generated), algorithm, options);
+}
+
+std::vector<CheckedSchedule> ScheduleCache::held_programs(const ScheduleKey& batchless_key) {
+  std::vector<CheckedSchedule> held;
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto found = programs_.find(batchless_key);
+  if (found == programs_.end()) return held;
+  auto& entries = found->second;
+  std::erase_if(entries, [](const std::weak_ptr<Entry>& weak) { return weak.expired(); });
+  for (const auto& weak : entries)
+    if (auto entry = weak.lock(); entry && entry->ready) held.push_back(entry->result.get());  // built: no wait
+  if (entries.empty()) programs_.erase(found);
+  return held;
 }
 
 void ScheduleCache::account(const ScheduleKey& key, size_t bytes) {

@@ -82,11 +82,19 @@ Schedule generate_schedule(const std::string& algorithm, const Problem& problem,
 }
 
 CheckedSchedule generate_checked(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options) {
-  std::shared_ptr<const BlockGrid> grid;
-  Schedule schedule = generate_on_grid(algorithm, problem, options, grid);
-  const std::string name = schedule.name();
+  return check_generated(generate_unchecked(algorithm, problem, options), algorithm, options);
+}
+
+GeneratedSchedule generate_unchecked(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options) {
+  GeneratedSchedule generated;
+  generated.schedule = generate_on_grid(algorithm, problem, options, generated.grid);
+  return generated;
+}
+
+CheckedSchedule check_generated(GeneratedSchedule generated, const std::string& algorithm, const GeneratorOptions& options) {
+  const std::string name = generated.schedule.name();
   try {
-    return check(std::move(schedule), std::move(grid));
+    return check(std::move(generated.schedule), std::move(generated.grid));
   } catch (const InvalidSchedule& invalid) {
     if (algorithm == "file") throw UserError(options.input_path + ": invalid schedule: " + invalid.what());
     throw std::runtime_error("schedule '" + name + "' is invalid: " + invalid.what());

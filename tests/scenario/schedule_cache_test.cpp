@@ -3,12 +3,15 @@
 // prices exactly as a schedule generated afresh.
 #include <catch2/catch.hpp>
 #include <functional>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 #include <vector>
 
 #include "tessera/core/error.hpp"
 #include "tessera/scenario/evaluate.hpp"
 #include "tessera/scenario/schedule_cache.hpp"
+#include "tessera/schedules/schedule_json.hpp"
 
 using namespace tessera;
 using scenario::ScheduleCache;
@@ -165,6 +168,69 @@ TEST_CASE("one schedule serves every batch size and prices as one generated at t
     meshes.back().problem.batch = batch;
   }
   require_builds(cache, meshes, 2, 1);
+}
+
+TEST_CASE("a Mesh plan that comes out the same at another batch size is checked once", "[scenario][schedule_cache]") {
+  // 32 GPUs, 16K tokens, 32 heads (8 KV heads) of 128: the planner weighs a block, which grows
+  // with the batch, against a hop's fixed cost, which does not, so some batch sizes share a plan
+  // and some do not. Which ones is read from the schedules generated afresh, by their JSON (the
+  // problem, which holds the batch, left out).
+  auto mesh_at = [](int64_t batch) {
+    scenario::Scenario scenario = scenario_of("mesh", 32, 50e9);
+    scenario.problem.seq_len = 16384;
+    scenario.problem.heads = 32;
+    scenario.problem.kv_heads = 8;
+    scenario.problem.head_dim = scenario.problem.head_dim_v = 128;
+    scenario.problem.batch = batch;
+    return scenario;
+  };
+  const std::vector<int64_t> batches{1, 2, 5, 10, 20, 2};
+  std::set<std::string> programs;
+  ScheduleCache cache;
+  for (int64_t batch : batches) {
+    INFO(batch);
+    scenario::Scenario scenario = mesh_at(batch);
+    scenario.simulation = scenario::make_simulation(scenario::SimulationText{}, scenario.hardware);
+    const auto cached = scenario::evaluate(scenario, &cache);
+    const auto fresh = scenario::evaluate(scenario);
+    nlohmann::json program = schedules::schedule_to_json(fresh.schedule());
+    program.erase("problem");
+    programs.insert(program.dump());
+    CHECK(cached.schedule().problem.batch == batch);
+    CHECK(schedules::schedule_to_json(cached.schedule()) == schedules::schedule_to_json(fresh.schedule()));
+    require_same_cost(cached.figures.cost, fresh.figures.cost);
+    REQUIRE(cached.figures.simulated_s == fresh.figures.simulated_s);
+  }
+  // Five batch sizes built (the sixth, 2 again, is held); each distinct program checked once,
+  // every other build sharing the check of the equal one before it.
+  const auto stats = cache.stats();
+  CHECK(stats.misses == 5);
+  CHECK(stats.hits == 1);
+  REQUIRE(programs.size() > 1);  // the case covers both: plans that differ,
+  REQUIRE(programs.size() < 5);  // and plans that are shared
+  CHECK(stats.shared_checks == 5 - programs.size());
+}
+
+TEST_CASE("same_program: equal whatever the batch, different for any op, item, block or stream", "[scenario][schedule_cache]") {
+  const Schedule base = schedules::generate_schedule("ring", small_problem(), options_for(4));
+  Schedule batched = base;
+  batched.problem.batch = 7;
+  CHECK(same_program(base, batched));
+  std::vector<std::pair<const char*, std::function<void(Schedule&)>>> changes = {
+      {"an op's peer", [](Schedule& s) { s.ops[1].peer = (s.ops[1].peer + 1) % s.gpus; }},
+      {"an op's stream", [](Schedule& s) { s.ops.back().stream += 1; }},
+      {"an item", [](Schedule& s) { s.items.front().chunk = (s.items.front().chunk + 1) % s.gpus; }},
+      {"a block", [](Schedule& s) { s.blocks.back().kv_chunk = (s.blocks.back().kv_chunk + 1) % s.gpus; }},
+      {"stream buffers", [](Schedule& s) { s.stream_buffers.back() += 1; }},
+      {"one op fewer", [](Schedule& s) { s.ops.pop_back(); }},
+      {"the variant", [](Schedule& s) { s.variant += " "; }},
+  };
+  for (const auto& [what, change] : changes) {
+    INFO(what);
+    Schedule changed = base;
+    change(changed);
+    CHECK_FALSE(same_program(base, changed));
+  }
 }
 
 TEST_CASE("a batch too large for the problem is refused to its caller alone, never held for other batches",

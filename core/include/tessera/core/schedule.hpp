@@ -78,6 +78,7 @@ struct Op {
   int32_t peer = -1;        // send: destination; recv: source; collective: its index
   uint32_t first = 0;       // compute: into Schedule::blocks; send/recv/merge: into Schedule::items
   uint32_t count = 0;
+  friend bool operator==(const Op&, const Op&) = default;
 };
 
 struct Transfer {
@@ -85,6 +86,7 @@ struct Transfer {
   int32_t dst = 0;
   uint32_t first_item = 0;  // into Schedule::items
   uint32_t item_count = 0;
+  friend bool operator==(const Transfer&, const Transfer&) = default;
 };
 
 // A group operation: every member runs one op naming it; it completes when all have arrived.
@@ -95,6 +97,7 @@ struct Collective {
   Pass pass = Pass::forward;
   std::vector<int32_t> members;
   std::vector<Transfer> transfers;
+  friend bool operator==(const Collective&, const Collective&) = default;
 };
 
 // An algorithm's two-dimensional parameter, "8x16": first = query chunks per tile (mesh), grid
@@ -145,6 +148,12 @@ struct Schedule {
   std::string describe(const Op& op) const;  // "GPU 3 recv KV[2] from GPU 2 (op 17, stream kv_recv)"
   size_t index_of(const Op& op) const { return static_cast<size_t>(&op - ops.data()); }
 };
+
+// Whether two schedules make every GPU do the same: the same name, layout, GPUs, head groups,
+// streams, ops, blocks, items and collectives. Their problems are not compared: a caller that
+// holds one schedule's check and analysis (which read none of the problem's sizes) for another
+// problem matches the problems itself (scenario/schedule_cache.hpp, across batch sizes).
+bool same_program(const Schedule& a, const Schedule& b);
 
 // Heads of one head group, and key/value heads it needs (replicated when groups > kv heads).
 int64_t query_heads_per_group(const Problem& problem, int32_t head_groups);

@@ -8,7 +8,11 @@
 // generator that reads it. So a Mesh planned for another bandwidth is another entry; a Ring
 // is one entry for every bandwidth. The batch is left out of the key of every algorithm whose
 // generator does not read it (schedules::generator_reads_batch: all but Mesh): one entry serves
-// every batch size, handed out through schedules::with_batch. Schedules read from a file
+// every batch size, handed out through schedules::with_batch. Mesh is keyed by the batch, but
+// its plan seldom changes with it (compute grows with the batch, a hop's latency does not, and
+// the order flips only near where they cross): a Mesh generated for a batch whose program equals
+// one held for another batch shares that one's check and analysis (same_program, with_batch)
+// instead of checking again. Schedules read from a file
 // (algorithms "file" and "assignment") are never held: the file is an input the key cannot see.
 //
 // Thread-safe, one build per key: a thread asking for a key another thread is building waits
@@ -80,6 +84,7 @@ class ScheduleCache {
   struct Stats {
     size_t hits = 0;       // calls answered by a held (or building) entry
     size_t misses = 0;     // calls that built
+    size_t shared_checks = 0;  // builds whose program equalled one held for another batch: not checked again
     size_t evictions = 0;  // entries dropped for the bound
     size_t entries = 0;    // held now
     size_t bytes = 0;      // their estimated bytes
@@ -89,11 +94,19 @@ class ScheduleCache {
 
  private:
   struct Entry;
+  // Generates and checks, or for a generator that reads the batch, shares the check of an equal
+  // program held for another batch (setting `shared`).
+  schedules::CheckedSchedule build(const std::string& algorithm, const Problem& problem,
+                                   const schedules::GeneratorOptions& options, const ScheduleKey& key, bool& shared);
+  std::vector<schedules::CheckedSchedule> held_programs(const ScheduleKey& batchless);
   void account(const ScheduleKey& key, size_t bytes);  // with mutex_ held
   size_t max_bytes_;
   mutable std::mutex mutex_;
   std::list<ScheduleKey> recency_;  // most recently used first
   std::map<ScheduleKey, std::shared_ptr<Entry>> entries_;
+  // Per key without the batch (generators that read it): the held entries of its distinct
+  // programs, each checked once. Evicted entries expire here and are dropped when next read.
+  std::map<ScheduleKey, std::vector<std::weak_ptr<Entry>>> programs_;
   Stats stats_;
 };
 

@@ -1,6 +1,7 @@
 #pragma once
 // Schedule generators: from a problem and a GPU count to a schedule. Each generator lives in
 // its own file; this is the registry the front ends use.
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -78,6 +79,17 @@ Schedule generate_schedule(const std::string& algorithm, const Problem& problem,
 // (std::runtime_error naming the schedule) or, for algorithm "file", bad input (UserError
 // naming the file). Either way it is reported, never costed or simulated.
 CheckedSchedule generate_checked(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options);
+
+// generate_checked's two halves, for a caller that may hold the check of the same program
+// already (scenario/schedule_cache.hpp shares a Mesh plan's check across batch sizes): the
+// schedule with the block grid it was generated on (null for a file), then its check, reported
+// as generate_checked reports it.
+struct GeneratedSchedule {
+  Schedule schedule;
+  std::shared_ptr<const BlockGrid> grid;
+};
+GeneratedSchedule generate_unchecked(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options);
+CheckedSchedule check_generated(GeneratedSchedule generated, const std::string& algorithm, const GeneratorOptions& options);
 
 // The variants worth ranking for a problem (each tile shape, each Ulysses degree, ...), as
 // (algorithm, options) pairs; ones that do not apply are left out.
