@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <set>
 #include <vector>
 
@@ -139,9 +141,60 @@ double mean_traffic(const Shape& shape, SideBytes moved) {
   return least_bytes(shape.all_gpus, moved, shape.triples - shape.free_total) / shape.gpus;
 }
 
+// Everything communication_lower_bound reads: the problem's sizes, the GPU count and the grid
+// (which its problem's length and mask, its layout and its chunk count make).
+struct BoundKey {
+  int64_t batch = 0, seq_len = 0, heads = 0, kv_heads = 0, head_dim = 0, head_dim_v = 0;
+  int dtype = 0, pass = 0;
+  int32_t gpus = 0;
+  int64_t grid_seq_len = 0, window_tokens = 0, chunks = 0;
+  int mask = 0, layout = 0;
+  std::vector<int64_t> document_lengths;
+  friend auto operator<=>(const BoundKey&, const BoundKey&) = default;
+};
+
+BoundKey bound_key(const Problem& problem, int32_t gpus, const BlockGrid& grid) {
+  const Problem& tokens = grid.problem();
+  return BoundKey{problem.batch,
+                  problem.seq_len,
+                  problem.heads,
+                  problem.kv_heads,
+                  problem.head_dim,
+                  problem.head_dim_v,
+                  static_cast<int>(problem.dtype),
+                  static_cast<int>(problem.pass),
+                  gpus,
+                  tokens.seq_len,
+                  tokens.mask.window_tokens,
+                  grid.chunks(),
+                  static_cast<int>(tokens.mask.kind),
+                  static_cast<int>(grid.layout()),
+                  tokens.mask.document_lengths};
+}
+
 }  // namespace
 
+// A pure function of its key, whose scans (least_bytes) take O(P x batch x KV heads) steps, and
+// which a sweep or a plan asks for one problem once per schedule it prices (every algorithm,
+// tile and fidelity): each answer is remembered, for every thread, and the table is emptied when
+// it is full (4096 problems, a few hundred kB).
 LowerBound communication_lower_bound(const Problem& problem, int32_t gpus, const BlockGrid& grid) {
+  static std::mutex mutex;
+  static std::map<BoundKey, LowerBound> remembered;
+  constexpr size_t kMostRemembered = 4096;
+  BoundKey key = bound_key(problem, gpus, grid);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (const auto found = remembered.find(key); found != remembered.end()) return found->second;
+  }
+  const LowerBound bound = communication_lower_bound_unremembered(problem, gpus, grid);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (remembered.size() >= kMostRemembered) remembered.clear();
+  remembered.emplace(std::move(key), bound);
+  return bound;
+}
+
+LowerBound communication_lower_bound_unremembered(const Problem& problem, int32_t gpus, const BlockGrid& grid) {
   const Shape shape = shape_of(problem, gpus, grid);
   auto bytes = [&](DataKind kind) { return lane_token_bytes(problem, kind); };
   // Per token of one lane: what comes in for a query or key a GPU touches but does not own, and

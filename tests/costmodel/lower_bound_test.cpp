@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -366,4 +367,80 @@ TEST_CASE("no schedule beats the bounds on zigzag layouts thinner than their pie
   Findings found;
   cost_random_problems(0x2162a6, 100, 2, 8, true, found);
   check_findings(found);
+}
+
+TEST_CASE("the remembered bound is the one computed afresh, whichever field changes between calls", "[bound]") {
+  // Problems that differ from a base in one field each, asked in turn and again in reverse (so a
+  // key that left a field out would hand one problem another's bound): every answer equals the
+  // bound computed without the table, bit for bit.
+  Problem base = forward_problem(4096, 8, 2);
+  base.mask.kind = MaskKind::causal;
+  base.pass = Pass::both;
+  struct Case {
+    Problem problem;
+    int32_t gpus;
+    Layout layout;
+  };
+  std::vector<Case> cases{{base, 4, Layout::zigzag}};
+  auto vary = [&](auto change) {
+    Case changed = cases.front();
+    change(changed);
+    cases.push_back(changed);
+  };
+  vary([](Case& c) { c.problem.batch = 3; });
+  vary([](Case& c) { c.problem.seq_len = 6144; });
+  vary([](Case& c) { c.problem.heads = 16; });
+  vary([](Case& c) { c.problem.kv_heads = 8; });
+  vary([](Case& c) { c.problem.head_dim = c.problem.head_dim_v = 96; });
+  vary([](Case& c) { c.problem.head_dim_v = 32; });
+  vary([](Case& c) { c.problem.dtype = DType::fp32; });
+  vary([](Case& c) { c.problem.pass = Pass::forward; });
+  vary([](Case& c) { c.problem.mask.kind = MaskKind::full; });
+  vary([](Case& c) {
+    c.problem.mask.kind = MaskKind::sliding_window;
+    c.problem.mask.window_tokens = 512;
+  });
+  vary([](Case& c) {
+    c.problem.mask.kind = MaskKind::sliding_window;
+    c.problem.mask.window_tokens = 1024;
+  });
+  vary([](Case& c) {
+    c.problem.mask.kind = MaskKind::documents;
+    c.problem.mask.document_lengths = {1024, 3072};
+  });
+  vary([](Case& c) {
+    c.problem.mask.kind = MaskKind::documents;
+    c.problem.mask.document_lengths = {2048, 2048};
+  });
+  vary([](Case& c) { c.gpus = 8; });
+  // Chunks of unequal length (4099 tokens on 4 GPUs), where the layout moves tokens between them
+  // (striped chunks come out as contiguous ones do here, so the layout case is contiguous).
+  vary([](Case& c) { c.problem.seq_len = 4099; });
+  vary([](Case& c) {
+    c.problem.seq_len = 4099;
+    c.layout = Layout::contiguous;
+  });
+
+  std::vector<const Case*> order;
+  for (const Case& c : cases) order.push_back(&c);
+  for (auto it = cases.rbegin(); it != cases.rend(); ++it) order.push_back(&*it);
+  for (const Case* c : order) {
+    const BlockGrid grid(c->problem, c->layout, c->gpus);
+    const LowerBound remembered = communication_lower_bound(c->problem, c->gpus, grid);
+    const LowerBound fresh = communication_lower_bound_unremembered(c->problem, c->gpus, grid);
+    CHECK(remembered.received_bytes == fresh.received_bytes);
+    CHECK(remembered.forward_bytes == fresh.forward_bytes);
+    CHECK(remembered.backward_bytes == fresh.backward_bytes);
+    CHECK(remembered.busiest_inputs_bytes == fresh.busiest_inputs_bytes);
+    CHECK(remembered.mean_traffic_bytes == fresh.mean_traffic_bytes);
+  }
+  // The changes are ones the bound sees: no two cases share a figure set, so the check above
+  // would catch a key that confused them.
+  std::set<std::vector<double>> distinct;
+  for (const Case& c : cases) {
+    const LowerBound bound = communication_lower_bound_unremembered(c.problem, c.gpus, BlockGrid(c.problem, c.layout, c.gpus));
+    distinct.insert({bound.received_bytes, bound.forward_bytes, bound.backward_bytes, bound.busiest_inputs_bytes,
+                     bound.mean_traffic_bytes});
+  }
+  CHECK(distinct.size() == cases.size());
 }

@@ -83,7 +83,10 @@ struct LowerBound {
   double total_bytes() const { return received_bytes; }
 };
 
+// Remembered per problem, GPU count and grid for every thread (a sweep or a plan asks for one
+// problem once per schedule it prices); _unremembered computes it every time.
 LowerBound communication_lower_bound(const Problem& problem, int32_t gpus, const BlockGrid& grid);
+LowerBound communication_lower_bound_unremembered(const Problem& problem, int32_t gpus, const BlockGrid& grid);
 
 // Seconds one compute op takes in the model compared against (cost.cpp's alpha-beta pricing,
 // or sim::op_compute_s).
