@@ -150,7 +150,8 @@ int run_sweep_command(const SweepFlags& flags) {
     const auto& schedules = summary.schedules;
     if (schedules.misses + schedules.hits > 0)
       std::cout << "schedules: " << schedules.misses << " generated, " << schedules.hits << " reused, "
-                << schedules.evictions << " evicted (--schedule-cache " << flags.schedule_cache << ")\n";
+                << schedules.evictions << " evicted (--schedule-cache " << flags.schedule_cache << "); "
+                << schedules.shared_checks << " shared checks (generated at a batch whose plan equals a held one's)\n";
     for (const std::string& path : summary.written) std::cout << "wrote " << path << "\n";
     if (summary.stopped_by_signal != 0 && !summary.complete) return stopped_by_signal(summary);
     if (!summary.complete) {
