@@ -1,7 +1,7 @@
 #include "tessera/schedules/analysis.hpp"
 
 #include <algorithm>
-#include <deque>
+#include <cstddef>
 #include <limits>
 
 #include "tessera/schedules/op_data.hpp"
@@ -45,8 +45,11 @@ class LastWriters {
     table_[slot * streams_ + s] = op;
   }
   void reset() {
-    for (size_t slot : touched_)
-      for (size_t w = 0; w < words_; ++w) written_[slot * words_ + w] = 0;
+    if (words_ == 1) {
+      for (size_t slot : touched_) written_[slot] = 0;  // (the loop below compiles to a memset call per slot)
+    } else {
+      for (size_t slot : touched_) std::fill_n(written_.begin() + static_cast<std::ptrdiff_t>(slot * words_), words_, 0);
+    }
     touched_.clear();
   }
 
@@ -58,6 +61,52 @@ class LastWriters {
   std::vector<uint64_t> written_;
   std::vector<size_t> touched_;
 };
+
+// First in, first out, in one vector: std::deque's pushes and pops were a fifth of the
+// execution order's time. The consumed front is dropped once it is half of the vector, so the
+// memory stays within twice the ops waiting at once.
+class ReadyQueue {
+ public:
+  bool empty() const { return head_ == items_.size(); }
+  void push(uint32_t op) { items_.push_back(op); }
+  uint32_t pop() {
+    const uint32_t op = items_[head_++];
+    if (head_ >= kCompactAt && 2 * head_ >= items_.size()) {
+      items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+    return op;
+  }
+
+ private:
+  static constexpr size_t kCompactAt = 4096;
+  std::vector<uint32_t> items_;
+  size_t head_ = 0;
+};
+
+// Sorts and deduplicates a list of op indices. Most lists are an op's few dependencies: an
+// insertion sort over them skips std::sort's set-up, which was a tenth of the analysis.
+inline void sort_unique(std::vector<uint32_t>& list) {
+  constexpr size_t kInsertionLimit = 16;
+  if (list.size() < 2) return;
+  if (list.size() > kInsertionLimit) {
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+    return;
+  }
+  // Insertion that drops a value already present: the kept prefix [0, kept) stays sorted.
+  size_t kept = 1;
+  for (size_t i = 1; i < list.size(); ++i) {
+    const uint32_t value = list[i];
+    size_t j = kept;
+    while (j > 0 && list[j - 1] > value) --j;
+    if (j > 0 && list[j - 1] == value) continue;
+    for (size_t k = kept; k > j; --k) list[k] = list[k - 1];
+    list[j] = value;
+    ++kept;
+  }
+  list.resize(kept);
+}
 
 std::string check_fields(const Schedule& schedule) {
   const auto streams = static_cast<int32_t>(schedule.stream_names.size());
@@ -236,6 +285,26 @@ void record_accesses(const Schedule& schedule, ScheduleAnalysis& analysis) {
       analysis.access_offsets[index + 1] = static_cast<uint32_t>(list.size());
       continue;
     }
+    if (op.count == 1 && op.kind == OpKind::compute) {
+      // One block (every op of a ring): op_data's lists for it, in its order (by kind).
+      const BlockRef& block = schedule.blocks[op.first];
+      const DataItem query{DataKind::Q, block.head_group, block.q_chunk}, key{DataKind::KV, block.head_group, block.kv_chunk};
+      auto of_query = [&](DataKind kind) { return DataItem{kind, block.head_group, block.q_chunk}; };
+      auto& list = analysis.accesses;
+      list.push_back({query, Access::read});
+      list.push_back({key, Access::read});
+      if (op.pass == Pass::forward) {
+        list.push_back({of_query(DataKind::O), Access::write});
+        list.push_back({of_query(DataKind::LSE), Access::write});
+      } else {
+        list.push_back({of_query(DataKind::dO), Access::read});
+        list.push_back({of_query(DataKind::Stats), Access::read});
+        list.push_back({of_query(DataKind::dQ), Access::write});
+        list.push_back({DataItem{DataKind::dKV, block.head_group, block.kv_chunk}, Access::write});
+      }
+      analysis.access_offsets[index + 1] = static_cast<uint32_t>(list.size());
+      continue;
+    }
     op_data(schedule, op, data);
     for (const auto& item : data.reads) analysis.accesses.push_back({item, Access::read});
     for (const auto& item : data.writes) analysis.accesses.push_back({item, Access::write});
@@ -270,18 +339,18 @@ void add_buffer_dependencies(const Schedule& schedule, ScheduleAnalysis& analysi
       const Op& op = schedule.ops[index];
       const auto accesses = analysis.accesses_of(index);
       for (const auto& access : accesses) {
-        const bool local_input = access.access == Access::read && is_input(access.item.kind);
-        if (!local_input && access.access != Access::inbox_read) continue;
-        const uint32_t held_by = holder[slot(access.item, access.access == Access::inbox_read)];
+        const bool local_input = access.access() == Access::read && is_input(access.kind());
+        if (!local_input && access.access() != Access::inbox_read) continue;
+        const uint32_t held_by = holder[slot(access.item(), access.access() == Access::inbox_read)];
         if (held_by != kNone) last_reader[receive_slot[held_by] * streams + static_cast<size_t>(op.stream)] = index;
       }
       for (const auto& access : accesses) {
-        const bool inbox = access.access == Access::inbox_write || access.access == Access::inbox_read;
-        if (access.access == Access::read) continue;
-        const size_t at = slot(access.item, inbox);
+        const bool inbox = access.access() == Access::inbox_write || access.access() == Access::inbox_read;
+        if (access.access() == Access::read) continue;
+        const size_t at = slot(access.item(), inbox);
         // A receive takes the slot into its buffer; anything else that writes it (a collective
         // gathering resident data, a merge emptying an inbox) ends the buffer's claim.
-        const bool claims = op.kind == OpKind::recv && access.access != Access::inbox_read;
+        const bool claims = op.kind == OpKind::recv && access.access() != Access::inbox_read;
         if (holder[at] == kNone) touched.push_back(at);
         holder[at] = claims ? index : kNone;
       }
@@ -347,8 +416,8 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
         });
       };
       for (const auto& access : analysis.accesses_of(index)) {
-        const DataItem& item = access.item;
-        switch (access.access) {
+        const DataItem item = access.item();
+        switch (access.access()) {
           case Access::read: {
             size_t slot = writers.slot(item, false);
             bool written = writers.any(slot);
@@ -377,15 +446,14 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
         }
       }
       for (const auto& access : analysis.accesses_of(index)) {
-        if (access.access == Access::write) writers.set(writers.slot(access.item, false), op.stream, index);
-        if (access.access == Access::inbox_write) writers.set(writers.slot(access.item, true), op.stream, index);
+        if (access.access() == Access::write) writers.set(writers.slot(access.item(), false), op.stream, index);
+        if (access.access() == Access::inbox_write) writers.set(writers.slot(access.item(), true), op.stream, index);
         // A merge empties the inbox it reads, so a later receive into it must wait for the merge
         // (on a GPU the receive would otherwise fold into a buffer still being read, then freed).
-        if (access.access == Access::inbox_read) writers.set(writers.slot(access.item, true), op.stream, index);
+        if (access.access() == Access::inbox_read) writers.set(writers.slot(access.item(), true), op.stream, index);
       }
       last_on_stream[static_cast<size_t>(op.stream)] = index;
-      std::sort(found.begin(), found.end());
-      found.erase(std::unique(found.begin(), found.end()), found.end());
+      sort_unique(found);
       for (uint32_t dep : found) found_deps.push_back(dep);  // (a few each: cheaper than insert's bookkeeping)
       found_offsets[position + 1] = static_cast<uint32_t>(found_deps.size());
     }
@@ -420,9 +488,9 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
       for (auto dep = data_first; dep != data_last; ++dep) analysis.deps.push_back(*dep);
     } else {
       merged.assign(data_first, data_last);
-      merged.insert(merged.end(), buffer_deps.begin() + buffer_offsets[index], buffer_deps.begin() + buffer_offsets[index + 1]);
-      std::sort(merged.begin(), merged.end());
-      analysis.deps.insert(analysis.deps.end(), merged.begin(), std::unique(merged.begin(), merged.end()));
+      for (uint32_t b = buffer_offsets[index]; b < buffer_offsets[index + 1]; ++b) merged.push_back(buffer_deps[b]);
+      sort_unique(merged);
+      for (uint32_t dep : merged) analysis.deps.push_back(dep);
     }
     analysis.dep_offsets[index + 1] = static_cast<uint32_t>(analysis.deps.size());
   }
@@ -436,6 +504,7 @@ std::string analyze_schedule(const Schedule& schedule, ScheduleAnalysis& analysi
   analysis.partner.assign(schedule.ops.size(), -1);
   if (schedule.gpus < 1) return "the schedule has no GPUs";
   if (schedule.stream_names.empty()) return "the schedule has no streams";
+  if (schedule.head_groups >= DataAccess::kHeadGroupLimit) return "the schedule has more head groups than the analysis can index";
   if (auto problem = check_fields(schedule); !problem.empty()) return problem;
   if (auto problem = match_transfers(schedule, analysis); !problem.empty()) return problem;
   if (auto problem = match_collectives(schedule, analysis); !problem.empty()) return problem;
@@ -462,9 +531,9 @@ std::string find_execution_order(const Schedule& schedule, ScheduleAnalysis& ana
 
   std::vector<uint8_t> posted(op_count, 0), done(op_count, 0);
   std::vector<uint32_t> arrived(schedule.collectives.size(), 0);
-  std::deque<uint32_t> ready;
+  ReadyQueue ready;
   for (uint32_t index = 0; index < op_count; ++index)
-    if (pending[index] == 0) ready.push_back(index);
+    if (pending[index] == 0) ready.push(index);
   analysis.order.clear();
   analysis.order.reserve(op_count);
 
@@ -472,11 +541,10 @@ std::string find_execution_order(const Schedule& schedule, ScheduleAnalysis& ana
     done[index] = 1;
     analysis.order.push_back(index);
     for (uint32_t next = successor_offsets[index]; next < successor_offsets[index + 1]; ++next)
-      if (--pending[successors[next]] == 0) ready.push_back(successors[next]);
+      if (--pending[successors[next]] == 0) ready.push(successors[next]);
   };
   while (!ready.empty()) {
-    uint32_t index = ready.front();
-    ready.pop_front();
+    const uint32_t index = ready.pop();
     const Op& op = schedule.ops[index];
     posted[index] = 1;
     switch (op.kind) {
