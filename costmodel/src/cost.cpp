@@ -283,12 +283,14 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
     }
   }
 
-  std::vector<uint32_t>().swap(fill);
-  const std::vector<MemoryPeak> peaks = peak_memory(schedule, item_bytes, analysis, gpu_offsets, by_gpu);
   for (size_t index = 0; index < schedule.ops.size(); ++index) {
     GpuCost& gpu = report.gpus[static_cast<size_t>(schedule.ops[index].gpu)];
     gpu.finish_s = std::max(gpu.finish_s, finish[index]);
   }
+  // Freed before peak_memory's tables: this is where costing a big schedule peaks in memory.
+  std::vector<double>().swap(finish);
+  std::vector<uint32_t>().swap(fill);
+  const std::vector<MemoryPeak> peaks = peak_memory(schedule, item_bytes, analysis, gpu_offsets, by_gpu);
   for (size_t g = 0; g < report.gpus.size(); ++g) {
     GpuCost& gpu = report.gpus[g];
     gpu.resident_bytes = peaks[g].resident_bytes;
