@@ -393,11 +393,26 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
     for (uint32_t index = 0; index < op_count; ++index) by_gpu[fill[static_cast<size_t>(schedule.ops[index].gpu)]++] = index;
   }
 
-  // Each op's data dependencies, sorted and unique, listed in by_gpu order: the op at position
-  // p depends on found_deps[found_offsets[p] .. found_offsets[p + 1]). No (op, dependency) pair
-  // list and no sort of it: that list, twice the size, was this analysis's memory peak.
-  std::vector<uint32_t> found_offsets(op_count + 1, 0), found_deps;
-  found_deps.reserve(op_count * 2);
+  // The buffer edges first, sorted by op (buffer_deps[buffer_offsets[i] ..) for op i), so each
+  // op's list below takes them in with its data dependencies, and their working tables are gone
+  // before the data dependencies' are made.
+  std::vector<uint32_t> buffer_offsets(op_count + 1, 0), buffer_deps;
+  {
+    std::vector<std::pair<uint32_t, uint32_t>> buffer_edges;  // (op, dependency): at most one per stream for each receive
+    add_buffer_dependencies(schedule, analysis, gpu_offsets, by_gpu, buffer_edges);
+    for (const auto& edge : buffer_edges) ++buffer_offsets[edge.first + 1];
+    for (size_t index = 0; index < op_count; ++index) buffer_offsets[index + 1] += buffer_offsets[index];
+    buffer_deps.resize(buffer_edges.size());
+    std::vector<uint32_t> fill(buffer_offsets.begin(), buffer_offsets.end() - 1);
+    for (const auto& edge : buffer_edges) buffer_deps[fill[edge.first]++] = edge.second;
+  }
+
+  // Each op's dependencies, sorted and unique, listed in by_gpu order in found_deps; each op's
+  // count goes to dep_offsets[op + 1]. No (op, dependency) pair list and no sort of it: that
+  // list, twice the size, was this analysis's memory peak.
+  analysis.dep_offsets.assign(op_count + 1, 0);
+  std::vector<uint32_t> found_deps;
+  found_deps.reserve(op_count * 2 + buffer_deps.size());
   LastWriters writers(schedule);
   std::vector<uint32_t> last_on_stream(schedule.stream_names.size(), kNone);
   std::vector<uint32_t> found;
@@ -453,46 +468,21 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
         if (access.access() == Access::inbox_read) writers.set(writers.slot(access.item(), true), op.stream, index);
       }
       last_on_stream[static_cast<size_t>(op.stream)] = index;
+      for (uint32_t b = buffer_offsets[index]; b < buffer_offsets[index + 1]; ++b) found.push_back(buffer_deps[b]);
       sort_unique(found);
       for (uint32_t dep : found) found_deps.push_back(dep);  // (a few each: cheaper than insert's bookkeeping)
-      found_offsets[position + 1] = static_cast<uint32_t>(found_deps.size());
+      analysis.dep_offsets[index + 1] = static_cast<uint32_t>(found.size());
     }
   }
-  // The buffer edges (op, dependency): at most one per stream for each receive.
-  std::vector<std::pair<uint32_t, uint32_t>> buffer_edges;
-  add_buffer_dependencies(schedule, analysis, gpu_offsets, by_gpu, buffer_edges);
-  // Counting sort of the buffer edges by op.
-  std::vector<uint32_t> buffer_offsets(op_count + 1, 0), buffer_deps(buffer_edges.size(), 0);
-  for (const auto& edge : buffer_edges) ++buffer_offsets[edge.first + 1];
-  for (size_t index = 0; index < op_count; ++index) buffer_offsets[index + 1] += buffer_offsets[index];
-  {
-    std::vector<uint32_t> fill(buffer_offsets.begin(), buffer_offsets.end() - 1);
-    for (const auto& edge : buffer_edges) buffer_deps[fill[edge.first]++] = edge.second;
-  }
-  std::vector<std::pair<uint32_t, uint32_t>>().swap(buffer_edges);
-  // Each op's position in by_gpu (which is no longer needed).
-  std::vector<uint32_t> position_of(op_count);
-  for (uint32_t position = 0; position < op_count; ++position) position_of[by_gpu[position]] = position;
-  std::vector<uint32_t>().swap(by_gpu);
-  // Each op's data dependencies, with its buffer edges (which may repeat one) merged in,
-  // sorted and unique.
-  analysis.dep_offsets.assign(op_count + 1, 0);
-  analysis.deps.clear();
-  analysis.deps.reserve(found_deps.size() + buffer_deps.size());
-  std::vector<uint32_t> merged;
-  for (size_t index = 0; index < op_count; ++index) {
-    const uint32_t position = position_of[index];
-    const auto data_first = found_deps.begin() + found_offsets[position];
-    const auto data_last = found_deps.begin() + found_offsets[position + 1];
-    if (buffer_offsets[index] == buffer_offsets[index + 1]) {
-      for (auto dep = data_first; dep != data_last; ++dep) analysis.deps.push_back(*dep);
-    } else {
-      merged.assign(data_first, data_last);
-      for (uint32_t b = buffer_offsets[index]; b < buffer_offsets[index + 1]; ++b) merged.push_back(buffer_deps[b]);
-      sort_unique(merged);
-      for (uint32_t dep : merged) analysis.deps.push_back(dep);
-    }
-    analysis.dep_offsets[index + 1] = static_cast<uint32_t>(analysis.deps.size());
+  std::vector<uint32_t>().swap(buffer_offsets);
+  std::vector<uint32_t>().swap(buffer_deps);
+  // Into op order: found_deps holds the lists back to back in by_gpu order.
+  for (size_t index = 0; index < op_count; ++index) analysis.dep_offsets[index + 1] += analysis.dep_offsets[index];
+  analysis.deps.assign(found_deps.size(), 0);
+  size_t read = 0;
+  for (uint32_t position = 0; position < op_count; ++position) {
+    const uint32_t index = by_gpu[position];
+    for (uint32_t at = analysis.dep_offsets[index]; at < analysis.dep_offsets[index + 1]; ++at) analysis.deps[at] = found_deps[read++];
   }
   return "";
 }
