@@ -26,7 +26,9 @@ class LastWriters {
         table_(item_slot_count(schedule) * streams_, kNone),
         written_(item_slot_count(schedule) * words_, 0) {}
   size_t slot(const DataItem& item, bool inbox) const { return item_slot(schedule_, item, inbox); }
+  // (Each with a path for one word, up to 64 streams: every schedule so far.)
   bool any(size_t slot) const {
+    if (words_ == 1) return written_[slot] != 0;
     for (size_t w = 0; w < words_; ++w)
       if (written_[slot * words_ + w] != 0) return true;
     return false;
@@ -34,6 +36,11 @@ class LastWriters {
   // Calls f(op) for the writer of item on each stream that has one, in stream order.
   template <typename F>
   void for_each_writer(size_t slot, F&& f) const {
+    if (words_ == 1) {
+      for (uint64_t bits = written_[slot]; bits != 0; bits &= bits - 1)
+        f(table_[slot * streams_ + static_cast<size_t>(__builtin_ctzll(bits))]);
+      return;
+    }
     for (size_t w = 0; w < words_; ++w)
       for (uint64_t bits = written_[slot * words_ + w]; bits != 0; bits &= bits - 1)
         f(table_[slot * streams_ + w * 64 + static_cast<size_t>(__builtin_ctzll(bits))]);
@@ -94,17 +101,17 @@ inline void sort_unique(std::vector<uint32_t>& list) {
     list.erase(std::unique(list.begin(), list.end()), list.end());
     return;
   }
-  // Insertion that drops a value already present: the kept prefix [0, kept) stays sorted.
-  size_t kept = 1;
+  // Insertion sort, then the repeats dropped. (Shifting with a data-dependent bound: a loop
+  // shifting [j, kept) compiles to a memmove call per value.)
   for (size_t i = 1; i < list.size(); ++i) {
     const uint32_t value = list[i];
-    size_t j = kept;
-    while (j > 0 && list[j - 1] > value) --j;
-    if (j > 0 && list[j - 1] == value) continue;
-    for (size_t k = kept; k > j; --k) list[k] = list[k - 1];
+    size_t j = i;
+    for (; j > 0 && list[j - 1] > value; --j) list[j] = list[j - 1];
     list[j] = value;
-    ++kept;
   }
+  size_t kept = 1;
+  for (size_t i = 1; i < list.size(); ++i)
+    if (list[i] != list[kept - 1]) list[kept++] = list[i];
   list.resize(kept);
 }
 
