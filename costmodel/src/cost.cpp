@@ -13,7 +13,6 @@ namespace tessera::costmodel {
 using schedules::Access;
 using schedules::DataAccess;
 using schedules::ScheduleAnalysis;
-using schedules::item_slot;
 using schedules::item_slot_count;
 using schedules::op_data;
 using schedules::OpData;
@@ -50,9 +49,9 @@ double compute_op_s(const Schedule& schedule, const Op& op, double flops, const 
 class ItemBytes {
  public:
   ItemBytes(const Schedule& schedule, const BlockGrid& grid)
-      : schedule_(schedule), grid_(grid), bytes_(item_slot_count(schedule) / 2, -1) {}
+      : schedule_(schedule), grid_(grid), slots_(schedule), bytes_(item_slot_count(schedule) / 2, -1) {}
   int64_t operator()(const DataItem& item) {
-    int64_t& bytes = bytes_[item_slot(schedule_, item, false)];
+    int64_t& bytes = bytes_[slots_(item, false)];
     if (bytes < 0) bytes = item_bytes(schedule_, grid_, item);
     return bytes;
   }
@@ -60,6 +59,7 @@ class ItemBytes {
  private:
   const Schedule& schedule_;
   const BlockGrid& grid_;
+  schedules::ItemSlots slots_;
   std::vector<int64_t> bytes_;  // -1 = not made yet
 };
 
@@ -78,7 +78,7 @@ std::vector<MemoryPeak> peak_memory(const Schedule& schedule, ItemBytes& item_by
   const size_t gpus = static_cast<size_t>(schedule.gpus);
   std::vector<MemoryPeak> peak(gpus);
   const bool forward = schedule.problem.has_forward(), backward = schedule.problem.has_backward();
-  auto slot = [&](const DataItem& item, bool inbox) { return item_slot(schedule, item, inbox); };
+  const schedules::ItemSlots slot(schedule);
   std::vector<int64_t> held(item_slot_count(schedule), 0);  // bytes held per slot, beyond own chunks
   // Per access (index into analysis.accesses): the last read of a received input before it is
   // received again (the forward's KV copy is freed after the forward even when the backward

@@ -20,12 +20,12 @@ bool is_input(DataKind kind) { return !is_accumulator(kind); }
 class LastWriters {
  public:
   LastWriters(const Schedule& schedule)
-      : schedule_(schedule),
+      : slots_(schedule),
         streams_(schedule.stream_names.size()),
         words_((streams_ + 63) / 64),
         table_(item_slot_count(schedule) * streams_, kNone),
         written_(item_slot_count(schedule) * words_, 0) {}
-  size_t slot(const DataItem& item, bool inbox) const { return item_slot(schedule_, item, inbox); }
+  size_t slot(const DataItem& item, bool inbox) const { return slots_(item, inbox); }
   // (Each with a path for one word, up to 64 streams: every schedule so far.)
   bool any(size_t slot) const {
     if (words_ == 1) return written_[slot] != 0;
@@ -61,7 +61,7 @@ class LastWriters {
   }
 
  private:
-  const Schedule& schedule_;
+  ItemSlots slots_;
   size_t streams_;
   size_t words_;                  // 64-bit words of stream bits per slot
   std::vector<uint32_t> table_;   // valid where the slot's stream bit is set
@@ -112,7 +112,7 @@ inline void sort_unique(std::vector<uint32_t>& list) {
   size_t kept = 1;
   for (size_t i = 1; i < list.size(); ++i)
     if (list[i] != list[kept - 1]) list[kept++] = list[i];
-  list.resize(kept);
+  while (list.size() > kept) list.pop_back();  // (resize is an out-of-line call)
 }
 
 std::string check_fields(const Schedule& schedule) {
@@ -334,7 +334,7 @@ void add_buffer_dependencies(const Schedule& schedule, ScheduleAnalysis& analysi
     if (schedule.ops[index].kind == OpKind::recv) receive_slot[index] = static_cast<uint32_t>(receives++);
   std::vector<uint32_t> last_reader(receives * streams, kNone);
 
-  auto slot = [&](const DataItem& item, bool inbox) { return item_slot(schedule, item, inbox); };
+  const ItemSlots slot(schedule);
   std::vector<uint32_t> holder(item_slot_count(schedule), kNone);  // the receive whose buffer holds a slot
   std::vector<size_t> touched;
   std::vector<std::vector<uint32_t>> stream_receives(streams);

@@ -35,4 +35,26 @@ inline size_t item_slot(const Schedule& schedule, const DataItem& item, bool inb
   return inbox ? index + item_slot_count(schedule) / 2 : index;
 }
 
+// item_slot with the schedule's sizes copied in, as 64-bit values: a loop that stores into a
+// 32-bit table (which may alias the schedule's int32 fields) would otherwise reload them from
+// the schedule at every access. Copy it into a local (or capture it by value) where that matters.
+class ItemSlots {
+ public:
+  explicit ItemSlots(const Schedule& schedule)
+      : head_groups_(static_cast<size_t>(schedule.head_groups)),
+        chunks_(static_cast<size_t>(schedule.chunks())),
+        half_(item_slot_count(schedule) / 2) {}
+  size_t operator()(const DataItem& item, bool inbox) const {
+    const size_t index =
+        (static_cast<size_t>(item.kind) * head_groups_ + static_cast<size_t>(item.head_group)) * chunks_ +
+        static_cast<size_t>(item.chunk);
+    return inbox ? index + half_ : index;
+  }
+
+ private:
+  size_t head_groups_;
+  size_t chunks_;
+  size_t half_;
+};
+
 }  // namespace tessera::schedules
