@@ -531,14 +531,21 @@ std::string find_execution_order(const Schedule& schedule, ScheduleAnalysis& ana
   ReadyQueue ready;
   for (uint32_t index = 0; index < op_count; ++index)
     if (pending[index] == 0) ready.push(index);
-  analysis.order.clear();
-  analysis.order.reserve(op_count);
+  // Written through a cursor and trimmed to what ran: push_back's bookkeeping, and the
+  // vectors' pointers reloaded after every store, were near half of complete()'s instructions.
+  analysis.order.assign(op_count, 0);
+  size_t ordered = 0;
+  uint32_t* const order = analysis.order.data();
+  uint32_t* const pending_of = pending.data();
+  uint8_t* const done_of = done.data();
+  const uint32_t* const successor_at = successor_offsets.data();
+  const uint32_t* const successor_list = successors.data();
 
-  auto complete = [&](uint32_t index) {
-    done[index] = 1;
-    analysis.order.push_back(index);
-    for (uint32_t next = successor_offsets[index]; next < successor_offsets[index + 1]; ++next)
-      if (--pending[successors[next]] == 0) ready.push(successors[next]);
+  auto complete = [&ready, &ordered, order, pending_of, done_of, successor_at, successor_list](uint32_t index) {
+    done_of[index] = 1;
+    order[ordered++] = index;
+    for (uint32_t next = successor_at[index]; next < successor_at[index + 1]; ++next)
+      if (--pending_of[successor_list[next]] == 0) ready.push(successor_list[next]);
   };
   while (!ready.empty()) {
     const uint32_t index = ready.pop();
@@ -570,7 +577,8 @@ std::string find_execution_order(const Schedule& schedule, ScheduleAnalysis& ana
       }
     }
   }
-  if (analysis.order.size() == op_count) return "";
+  analysis.order.resize(ordered);
+  if (ordered == op_count) return "";
 
   // Deadlock: follow "waits for" from a stuck op until an op repeats, and tell that chain.
   auto waits_for = [&](uint32_t index) -> uint32_t {
