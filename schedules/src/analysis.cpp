@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <limits>
+#include <optional>
 
 #include "tessera/schedules/op_data.hpp"
 
@@ -265,6 +266,8 @@ size_t access_bound(const Schedule& schedule) {
 
 void record_accesses(const Schedule& schedule, ScheduleAnalysis& analysis) {
   OpData data;
+  std::optional<CollectiveTransfers> transfers;
+  if (!schedule.collectives.empty()) transfers.emplace(schedule);
   analysis.access_offsets.assign(schedule.ops.size() + 1, 0);
   analysis.accesses.clear();
   analysis.accesses.reserve(access_bound(schedule));
@@ -312,7 +315,7 @@ void record_accesses(const Schedule& schedule, ScheduleAnalysis& analysis) {
       analysis.access_offsets[index + 1] = static_cast<uint32_t>(list.size());
       continue;
     }
-    op_data(schedule, op, data);
+    op_data(schedule, op, data, transfers ? &*transfers : nullptr);
     for (const auto& item : data.reads) analysis.accesses.push_back({item, Access::read});
     for (const auto& item : data.writes) analysis.accesses.push_back({item, Access::write});
     for (const auto& item : data.inbox_reads) analysis.accesses.push_back({item, Access::inbox_read});

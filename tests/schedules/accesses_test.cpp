@@ -74,11 +74,15 @@ TEST_CASE("DataAccess gives back the item and access it was made from", "[analys
 TEST_CASE("the analysis lists every op's accesses as op_data does", "[analysis]") {
   // A ring moves one chunk per op and computes one block per op (the analysis's fast paths,
   // forward and backward, with merges of received partials); a mesh computes tiles of many
-  // blocks (op_data's general path).
+  // blocks (op_data's general path); the others run collectives.
   check_accesses_match_op_data("ring", problem_of(MaskKind::causal, Pass::both), 4);
   check_accesses_match_op_data("ring", problem_of(MaskKind::full, Pass::forward), 3);
   check_accesses_match_op_data("mesh", problem_of(MaskKind::causal, Pass::both), 8);
   check_accesses_match_op_data("attention2d", problem_of(MaskKind::full, Pass::both), 4);
+  // Collectives (their members' lists come from CollectiveTransfers): all-to-all, all-gather.
+  check_accesses_match_op_data("ulysses", problem_of(MaskKind::causal, Pass::both), 4);
+  check_accesses_match_op_data("all-gather", problem_of(MaskKind::causal, Pass::both), 4);
+  check_accesses_match_op_data("usp", problem_of(MaskKind::causal, Pass::both), 8);
 }
 
 TEST_CASE("the analysis refuses more head groups than an access can hold", "[analysis]") {
