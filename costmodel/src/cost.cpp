@@ -13,7 +13,6 @@ namespace tessera::costmodel {
 using schedules::Access;
 using schedules::DataAccess;
 using schedules::ScheduleAnalysis;
-using schedules::item_slot;
 using schedules::item_slot_count;
 using schedules::op_data;
 using schedules::OpData;
@@ -50,9 +49,9 @@ double compute_op_s(const Schedule& schedule, const Op& op, double flops, const 
 class ItemBytes {
  public:
   ItemBytes(const Schedule& schedule, const BlockGrid& grid)
-      : schedule_(schedule), grid_(grid), bytes_(item_slot_count(schedule) / 2, -1) {}
+      : schedule_(schedule), grid_(grid), slots_(schedule), bytes_(item_slot_count(schedule) / 2, -1) {}
   int64_t operator()(const DataItem& item) {
-    int64_t& bytes = bytes_[item_slot(schedule_, item, false)];
+    int64_t& bytes = bytes_[slots_(item, false)];
     if (bytes < 0) bytes = item_bytes(schedule_, grid_, item);
     return bytes;
   }
@@ -60,6 +59,7 @@ class ItemBytes {
  private:
   const Schedule& schedule_;
   const BlockGrid& grid_;
+  schedules::ItemSlots slots_;
   std::vector<int64_t> bytes_;  // -1 = not made yet
 };
 
@@ -72,21 +72,13 @@ struct MemoryPeak {
   int64_t resident_bytes = 0;
   int64_t transfer_bytes = 0;
 };
-std::vector<MemoryPeak> peak_memory(const Schedule& schedule, ItemBytes& item_bytes, const ScheduleAnalysis& analysis) {
+// `by_gpu` lists each GPU's ops in execution order, GPU g's at [gpu_offsets[g], gpu_offsets[g + 1]).
+std::vector<MemoryPeak> peak_memory(const Schedule& schedule, ItemBytes& item_bytes, const ScheduleAnalysis& analysis,
+                                    const std::vector<uint32_t>& gpu_offsets, const std::vector<uint32_t>& by_gpu) {
   const size_t gpus = static_cast<size_t>(schedule.gpus);
   std::vector<MemoryPeak> peak(gpus);
   const bool forward = schedule.problem.has_forward(), backward = schedule.problem.has_backward();
-  // Execution-order positions grouped by GPU (a stable counting sort).
-  std::vector<uint32_t> offsets(gpus + 1, 0);
-  for (uint32_t index : analysis.order) ++offsets[static_cast<size_t>(schedule.ops[index].gpu) + 1];
-  for (size_t g = 0; g < gpus; ++g) offsets[g + 1] += offsets[g];
-  std::vector<uint32_t> positions(analysis.order.size());
-  {
-    std::vector<uint32_t> fill(offsets.begin(), offsets.end() - 1);
-    for (uint32_t position = 0; position < analysis.order.size(); ++position)
-      positions[fill[static_cast<size_t>(schedule.ops[analysis.order[position]].gpu)]++] = position;
-  }
-  auto slot = [&](const DataItem& item, bool inbox) { return item_slot(schedule, item, inbox); };
+  const schedules::ItemSlots slot(schedule);
   std::vector<int64_t> held(item_slot_count(schedule), 0);  // bytes held per slot, beyond own chunks
   // Per access (index into analysis.accesses): the last read of a received input before it is
   // received again (the forward's KV copy is freed after the forward even when the backward
@@ -106,16 +98,16 @@ std::vector<MemoryPeak> peak_memory(const Schedule& schedule, ItemBytes& item_by
       for (DataKind kind : own_kinds) resident += item_bytes(DataItem{kind, hg, gpu});
     int64_t live = 0, highest = 0;
     std::fill(read_follows.begin(), read_follows.end(), 0);
-    for (uint32_t k = offsets[g + 1]; k-- > offsets[g];) {
-      const uint32_t index = analysis.order[positions[k]];
+    for (uint32_t k = gpu_offsets[g + 1]; k-- > gpu_offsets[g];) {
+      const uint32_t index = by_gpu[k];
       for (uint32_t a = analysis.access_offsets[index]; a < analysis.access_offsets[index + 1]; ++a) {
         const DataAccess& access = analysis.accesses[a];
-        if (is_accumulator(access.item.kind) || access.item.chunk == gpu) continue;
-        uint8_t& follows = read_follows[slot(access.item, false)];
-        if (access.access == Access::read) {
+        if (is_accumulator(access.kind()) || access.chunk() == gpu) continue;
+        uint8_t& follows = read_follows[slot(access.item(), false)];
+        if (access.access() == Access::read) {
           last_read[a] = follows ? 0 : 1;
           follows = 1;
-        } else if (access.access == Access::write) {
+        } else if (access.access() == Access::write) {
           follows = 0;
         }
       }
@@ -132,26 +124,25 @@ std::vector<MemoryPeak> peak_memory(const Schedule& schedule, ItemBytes& item_by
       live -= bytes;
       bytes = 0;
     };
-    for (uint32_t k = offsets[g]; k < offsets[g + 1]; ++k) {
-      const uint32_t position = positions[k];
-      const Op& op = schedule.ops[analysis.order[position]];
+    for (uint32_t k = gpu_offsets[g]; k < gpu_offsets[g + 1]; ++k) {
+      const uint32_t index = by_gpu[k];
+      const Op& op = schedule.ops[index];
       const bool moves_out = op.kind == OpKind::send || op.kind == OpKind::collective;
-      const uint32_t index = analysis.order[position];
       const auto accesses = analysis.accesses_of(index);
       for (const auto& access : accesses) {
-        if (access.access == Access::inbox_write) hold(access.item, true);
-        if (access.access != Access::write) continue;
-        if (access.item.chunk == gpu) continue;  // resident
-        if (moves_out && is_accumulator(access.item.kind)) continue;  // it leaves, below
-        hold(access.item, false);
+        if (access.access() == Access::inbox_write) hold(access.item(), true);
+        if (access.access() != Access::write) continue;
+        if (access.chunk() == gpu) continue;  // resident
+        if (moves_out && is_accumulator(access.kind())) continue;  // it leaves, below
+        hold(access.item(), false);
       }
       highest = std::max(highest, live);
       for (uint32_t a = analysis.access_offsets[index]; a < analysis.access_offsets[index + 1]; ++a) {
         const DataAccess& access = analysis.accesses[a];
-        if (access.access == Access::inbox_read) release(access.item, true);
-        if (access.access == Access::write && moves_out && is_accumulator(access.item.kind) && access.item.chunk != gpu)
-          release(access.item, false);
-        if (access.access == Access::read && last_read[a]) release(access.item, false);
+        if (access.access() == Access::inbox_read) release(access.item(), true);
+        if (access.access() == Access::write && moves_out && is_accumulator(access.kind()) && access.chunk() != gpu)
+          release(access.item(), false);
+        if (access.access() == Access::read && last_read[a]) release(access.item(), false);
       }
     }
     peak[g] = MemoryPeak{resident, highest};
@@ -190,9 +181,17 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
     return time;
   };
 
-  for (size_t position = 0; position < analysis.order.size(); ++position) {
-    const uint32_t index = analysis.order[position];
+  // Each GPU's ops in execution order, for peak_memory: counted in op order (sequential reads)
+  // and filled by the loop below, which reads every op anyway, instead of a counting sort that
+  // read each op of the execution order twice more, at random.
+  std::vector<uint32_t> gpu_offsets(static_cast<size_t>(schedule.gpus) + 1, 0);
+  for (const Op& op : schedule.ops) ++gpu_offsets[static_cast<size_t>(op.gpu) + 1];
+  for (size_t g = 0; g < static_cast<size_t>(schedule.gpus); ++g) gpu_offsets[g + 1] += gpu_offsets[g];
+  std::vector<uint32_t> by_gpu(analysis.order.size()), fill(gpu_offsets.begin(), gpu_offsets.end() - 1);
+
+  for (const uint32_t index : analysis.order) {
     const Op& op = schedule.ops[index];
+    by_gpu[fill[static_cast<size_t>(op.gpu)]++] = index;
     GpuCost& gpu = report.gpus[static_cast<size_t>(op.gpu)];
     switch (op.kind) {
       case OpKind::compute: {
@@ -284,11 +283,14 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
     }
   }
 
-  const std::vector<MemoryPeak> peaks = peak_memory(schedule, item_bytes, analysis);
   for (size_t index = 0; index < schedule.ops.size(); ++index) {
     GpuCost& gpu = report.gpus[static_cast<size_t>(schedule.ops[index].gpu)];
     gpu.finish_s = std::max(gpu.finish_s, finish[index]);
   }
+  // Freed before peak_memory's tables: this is where costing a big schedule peaks in memory.
+  std::vector<double>().swap(finish);
+  std::vector<uint32_t>().swap(fill);
+  const std::vector<MemoryPeak> peaks = peak_memory(schedule, item_bytes, analysis, gpu_offsets, by_gpu);
   for (size_t g = 0; g < report.gpus.size(); ++g) {
     GpuCost& gpu = report.gpus[g];
     gpu.resident_bytes = peaks[g].resident_bytes;

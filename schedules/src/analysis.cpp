@@ -1,8 +1,9 @@
 #include "tessera/schedules/analysis.hpp"
 
 #include <algorithm>
-#include <deque>
+#include <cstddef>
 #include <limits>
+#include <optional>
 
 #include "tessera/schedules/op_data.hpp"
 
@@ -20,13 +21,15 @@ bool is_input(DataKind kind) { return !is_accumulator(kind); }
 class LastWriters {
  public:
   LastWriters(const Schedule& schedule)
-      : schedule_(schedule),
+      : slots_(schedule),
         streams_(schedule.stream_names.size()),
         words_((streams_ + 63) / 64),
         table_(item_slot_count(schedule) * streams_, kNone),
         written_(item_slot_count(schedule) * words_, 0) {}
-  size_t slot(const DataItem& item, bool inbox) const { return item_slot(schedule_, item, inbox); }
+  size_t slot(const DataItem& item, bool inbox) const { return slots_(item, inbox); }
+  // (Each with a path for one word, up to 64 streams: every schedule so far.)
   bool any(size_t slot) const {
+    if (words_ == 1) return written_[slot] != 0;
     for (size_t w = 0; w < words_; ++w)
       if (written_[slot * words_ + w] != 0) return true;
     return false;
@@ -34,6 +37,11 @@ class LastWriters {
   // Calls f(op) for the writer of item on each stream that has one, in stream order.
   template <typename F>
   void for_each_writer(size_t slot, F&& f) const {
+    if (words_ == 1) {
+      for (uint64_t bits = written_[slot]; bits != 0; bits &= bits - 1)
+        f(table_[slot * streams_ + static_cast<size_t>(__builtin_ctzll(bits))]);
+      return;
+    }
     for (size_t w = 0; w < words_; ++w)
       for (uint64_t bits = written_[slot * words_ + w]; bits != 0; bits &= bits - 1)
         f(table_[slot * streams_ + w * 64 + static_cast<size_t>(__builtin_ctzll(bits))]);
@@ -45,19 +53,68 @@ class LastWriters {
     table_[slot * streams_ + s] = op;
   }
   void reset() {
-    for (size_t slot : touched_)
-      for (size_t w = 0; w < words_; ++w) written_[slot * words_ + w] = 0;
+    if (words_ == 1) {
+      for (size_t slot : touched_) written_[slot] = 0;  // (the loop below compiles to a memset call per slot)
+    } else {
+      for (size_t slot : touched_) std::fill_n(written_.begin() + static_cast<std::ptrdiff_t>(slot * words_), words_, 0);
+    }
     touched_.clear();
   }
 
  private:
-  const Schedule& schedule_;
+  ItemSlots slots_;
   size_t streams_;
   size_t words_;                  // 64-bit words of stream bits per slot
   std::vector<uint32_t> table_;   // valid where the slot's stream bit is set
   std::vector<uint64_t> written_;
   std::vector<size_t> touched_;
 };
+
+// First in, first out, in one vector: std::deque's pushes and pops were a fifth of the
+// execution order's time. The consumed front is dropped once it is half of the vector, so the
+// memory stays within twice the ops waiting at once.
+class ReadyQueue {
+ public:
+  bool empty() const { return head_ == items_.size(); }
+  void push(uint32_t op) { items_.push_back(op); }
+  uint32_t pop() {
+    const uint32_t op = items_[head_++];
+    if (head_ >= kCompactAt && 2 * head_ >= items_.size()) {
+      items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+    return op;
+  }
+
+ private:
+  static constexpr size_t kCompactAt = 4096;
+  std::vector<uint32_t> items_;
+  size_t head_ = 0;
+};
+
+// Sorts and deduplicates a list of op indices. Most lists are an op's few dependencies: an
+// insertion sort over them skips std::sort's set-up, which was a tenth of the analysis.
+inline void sort_unique(std::vector<uint32_t>& list) {
+  constexpr size_t kInsertionLimit = 16;
+  if (list.size() < 2) return;
+  if (list.size() > kInsertionLimit) {
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+    return;
+  }
+  // Insertion sort, then the repeats dropped. (Shifting with a data-dependent bound: a loop
+  // shifting [j, kept) compiles to a memmove call per value.)
+  for (size_t i = 1; i < list.size(); ++i) {
+    const uint32_t value = list[i];
+    size_t j = i;
+    for (; j > 0 && list[j - 1] > value; --j) list[j] = list[j - 1];
+    list[j] = value;
+  }
+  size_t kept = 1;
+  for (size_t i = 1; i < list.size(); ++i)
+    if (list[i] != list[kept - 1]) list[kept++] = list[i];
+  while (list.size() > kept) list.pop_back();  // (resize is an out-of-line call)
+}
 
 std::string check_fields(const Schedule& schedule) {
   const auto streams = static_cast<int32_t>(schedule.stream_names.size());
@@ -209,6 +266,8 @@ size_t access_bound(const Schedule& schedule) {
 
 void record_accesses(const Schedule& schedule, ScheduleAnalysis& analysis) {
   OpData data;
+  std::optional<CollectiveTransfers> transfers;
+  if (!schedule.collectives.empty()) transfers.emplace(schedule);
   analysis.access_offsets.assign(schedule.ops.size() + 1, 0);
   analysis.accesses.clear();
   analysis.accesses.reserve(access_bound(schedule));
@@ -236,7 +295,27 @@ void record_accesses(const Schedule& schedule, ScheduleAnalysis& analysis) {
       analysis.access_offsets[index + 1] = static_cast<uint32_t>(list.size());
       continue;
     }
-    op_data(schedule, op, data);
+    if (op.count == 1 && op.kind == OpKind::compute) {
+      // One block (every op of a ring): op_data's lists for it, in its order (by kind).
+      const BlockRef& block = schedule.blocks[op.first];
+      const DataItem query{DataKind::Q, block.head_group, block.q_chunk}, key{DataKind::KV, block.head_group, block.kv_chunk};
+      auto of_query = [&](DataKind kind) { return DataItem{kind, block.head_group, block.q_chunk}; };
+      auto& list = analysis.accesses;
+      list.push_back({query, Access::read});
+      list.push_back({key, Access::read});
+      if (op.pass == Pass::forward) {
+        list.push_back({of_query(DataKind::O), Access::write});
+        list.push_back({of_query(DataKind::LSE), Access::write});
+      } else {
+        list.push_back({of_query(DataKind::dO), Access::read});
+        list.push_back({of_query(DataKind::Stats), Access::read});
+        list.push_back({of_query(DataKind::dQ), Access::write});
+        list.push_back({DataItem{DataKind::dKV, block.head_group, block.kv_chunk}, Access::write});
+      }
+      analysis.access_offsets[index + 1] = static_cast<uint32_t>(list.size());
+      continue;
+    }
+    op_data(schedule, op, data, transfers ? &*transfers : nullptr);
     for (const auto& item : data.reads) analysis.accesses.push_back({item, Access::read});
     for (const auto& item : data.writes) analysis.accesses.push_back({item, Access::write});
     for (const auto& item : data.inbox_reads) analysis.accesses.push_back({item, Access::inbox_read});
@@ -258,7 +337,7 @@ void add_buffer_dependencies(const Schedule& schedule, ScheduleAnalysis& analysi
     if (schedule.ops[index].kind == OpKind::recv) receive_slot[index] = static_cast<uint32_t>(receives++);
   std::vector<uint32_t> last_reader(receives * streams, kNone);
 
-  auto slot = [&](const DataItem& item, bool inbox) { return item_slot(schedule, item, inbox); };
+  const ItemSlots slot(schedule);
   std::vector<uint32_t> holder(item_slot_count(schedule), kNone);  // the receive whose buffer holds a slot
   std::vector<size_t> touched;
   std::vector<std::vector<uint32_t>> stream_receives(streams);
@@ -270,18 +349,18 @@ void add_buffer_dependencies(const Schedule& schedule, ScheduleAnalysis& analysi
       const Op& op = schedule.ops[index];
       const auto accesses = analysis.accesses_of(index);
       for (const auto& access : accesses) {
-        const bool local_input = access.access == Access::read && is_input(access.item.kind);
-        if (!local_input && access.access != Access::inbox_read) continue;
-        const uint32_t held_by = holder[slot(access.item, access.access == Access::inbox_read)];
+        const bool local_input = access.access() == Access::read && is_input(access.kind());
+        if (!local_input && access.access() != Access::inbox_read) continue;
+        const uint32_t held_by = holder[slot(access.item(), access.access() == Access::inbox_read)];
         if (held_by != kNone) last_reader[receive_slot[held_by] * streams + static_cast<size_t>(op.stream)] = index;
       }
       for (const auto& access : accesses) {
-        const bool inbox = access.access == Access::inbox_write || access.access == Access::inbox_read;
-        if (access.access == Access::read) continue;
-        const size_t at = slot(access.item, inbox);
+        const bool inbox = access.access() == Access::inbox_write || access.access() == Access::inbox_read;
+        if (access.access() == Access::read) continue;
+        const size_t at = slot(access.item(), inbox);
         // A receive takes the slot into its buffer; anything else that writes it (a collective
         // gathering resident data, a merge emptying an inbox) ends the buffer's claim.
-        const bool claims = op.kind == OpKind::recv && access.access != Access::inbox_read;
+        const bool claims = op.kind == OpKind::recv && access.access() != Access::inbox_read;
         if (holder[at] == kNone) touched.push_back(at);
         holder[at] = claims ? index : kNone;
       }
@@ -324,11 +403,26 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
     for (uint32_t index = 0; index < op_count; ++index) by_gpu[fill[static_cast<size_t>(schedule.ops[index].gpu)]++] = index;
   }
 
-  // Each op's data dependencies, sorted and unique, listed in by_gpu order: the op at position
-  // p depends on found_deps[found_offsets[p] .. found_offsets[p + 1]). No (op, dependency) pair
-  // list and no sort of it: that list, twice the size, was this analysis's memory peak.
-  std::vector<uint32_t> found_offsets(op_count + 1, 0), found_deps;
-  found_deps.reserve(op_count * 2);
+  // The buffer edges first, sorted by op (buffer_deps[buffer_offsets[i] ..) for op i), so each
+  // op's list below takes them in with its data dependencies, and their working tables are gone
+  // before the data dependencies' are made.
+  std::vector<uint32_t> buffer_offsets(op_count + 1, 0), buffer_deps;
+  {
+    std::vector<std::pair<uint32_t, uint32_t>> buffer_edges;  // (op, dependency): at most one per stream for each receive
+    add_buffer_dependencies(schedule, analysis, gpu_offsets, by_gpu, buffer_edges);
+    for (const auto& edge : buffer_edges) ++buffer_offsets[edge.first + 1];
+    for (size_t index = 0; index < op_count; ++index) buffer_offsets[index + 1] += buffer_offsets[index];
+    buffer_deps.resize(buffer_edges.size());
+    std::vector<uint32_t> fill(buffer_offsets.begin(), buffer_offsets.end() - 1);
+    for (const auto& edge : buffer_edges) buffer_deps[fill[edge.first]++] = edge.second;
+  }
+
+  // Each op's dependencies, sorted and unique, listed in by_gpu order in found_deps; each op's
+  // count goes to dep_offsets[op + 1]. No (op, dependency) pair list and no sort of it: that
+  // list, twice the size, was this analysis's memory peak.
+  analysis.dep_offsets.assign(op_count + 1, 0);
+  std::vector<uint32_t> found_deps;
+  found_deps.reserve(op_count * 2 + buffer_deps.size());
   LastWriters writers(schedule);
   std::vector<uint32_t> last_on_stream(schedule.stream_names.size(), kNone);
   std::vector<uint32_t> found;
@@ -347,8 +441,8 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
         });
       };
       for (const auto& access : analysis.accesses_of(index)) {
-        const DataItem& item = access.item;
-        switch (access.access) {
+        const DataItem item = access.item();
+        switch (access.access()) {
           case Access::read: {
             size_t slot = writers.slot(item, false);
             bool written = writers.any(slot);
@@ -377,54 +471,28 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
         }
       }
       for (const auto& access : analysis.accesses_of(index)) {
-        if (access.access == Access::write) writers.set(writers.slot(access.item, false), op.stream, index);
-        if (access.access == Access::inbox_write) writers.set(writers.slot(access.item, true), op.stream, index);
+        if (access.access() == Access::write) writers.set(writers.slot(access.item(), false), op.stream, index);
+        if (access.access() == Access::inbox_write) writers.set(writers.slot(access.item(), true), op.stream, index);
         // A merge empties the inbox it reads, so a later receive into it must wait for the merge
         // (on a GPU the receive would otherwise fold into a buffer still being read, then freed).
-        if (access.access == Access::inbox_read) writers.set(writers.slot(access.item, true), op.stream, index);
+        if (access.access() == Access::inbox_read) writers.set(writers.slot(access.item(), true), op.stream, index);
       }
       last_on_stream[static_cast<size_t>(op.stream)] = index;
-      std::sort(found.begin(), found.end());
-      found.erase(std::unique(found.begin(), found.end()), found.end());
+      for (uint32_t b = buffer_offsets[index]; b < buffer_offsets[index + 1]; ++b) found.push_back(buffer_deps[b]);
+      sort_unique(found);
       for (uint32_t dep : found) found_deps.push_back(dep);  // (a few each: cheaper than insert's bookkeeping)
-      found_offsets[position + 1] = static_cast<uint32_t>(found_deps.size());
+      analysis.dep_offsets[index + 1] = static_cast<uint32_t>(found.size());
     }
   }
-  // The buffer edges (op, dependency): at most one per stream for each receive.
-  std::vector<std::pair<uint32_t, uint32_t>> buffer_edges;
-  add_buffer_dependencies(schedule, analysis, gpu_offsets, by_gpu, buffer_edges);
-  // Counting sort of the buffer edges by op.
-  std::vector<uint32_t> buffer_offsets(op_count + 1, 0), buffer_deps(buffer_edges.size(), 0);
-  for (const auto& edge : buffer_edges) ++buffer_offsets[edge.first + 1];
-  for (size_t index = 0; index < op_count; ++index) buffer_offsets[index + 1] += buffer_offsets[index];
-  {
-    std::vector<uint32_t> fill(buffer_offsets.begin(), buffer_offsets.end() - 1);
-    for (const auto& edge : buffer_edges) buffer_deps[fill[edge.first]++] = edge.second;
-  }
-  std::vector<std::pair<uint32_t, uint32_t>>().swap(buffer_edges);
-  // Each op's position in by_gpu (which is no longer needed).
-  std::vector<uint32_t> position_of(op_count);
-  for (uint32_t position = 0; position < op_count; ++position) position_of[by_gpu[position]] = position;
-  std::vector<uint32_t>().swap(by_gpu);
-  // Each op's data dependencies, with its buffer edges (which may repeat one) merged in,
-  // sorted and unique.
-  analysis.dep_offsets.assign(op_count + 1, 0);
-  analysis.deps.clear();
-  analysis.deps.reserve(found_deps.size() + buffer_deps.size());
-  std::vector<uint32_t> merged;
-  for (size_t index = 0; index < op_count; ++index) {
-    const uint32_t position = position_of[index];
-    const auto data_first = found_deps.begin() + found_offsets[position];
-    const auto data_last = found_deps.begin() + found_offsets[position + 1];
-    if (buffer_offsets[index] == buffer_offsets[index + 1]) {
-      for (auto dep = data_first; dep != data_last; ++dep) analysis.deps.push_back(*dep);
-    } else {
-      merged.assign(data_first, data_last);
-      merged.insert(merged.end(), buffer_deps.begin() + buffer_offsets[index], buffer_deps.begin() + buffer_offsets[index + 1]);
-      std::sort(merged.begin(), merged.end());
-      analysis.deps.insert(analysis.deps.end(), merged.begin(), std::unique(merged.begin(), merged.end()));
-    }
-    analysis.dep_offsets[index + 1] = static_cast<uint32_t>(analysis.deps.size());
+  std::vector<uint32_t>().swap(buffer_offsets);
+  std::vector<uint32_t>().swap(buffer_deps);
+  // Into op order: found_deps holds the lists back to back in by_gpu order.
+  for (size_t index = 0; index < op_count; ++index) analysis.dep_offsets[index + 1] += analysis.dep_offsets[index];
+  analysis.deps.assign(found_deps.size(), 0);
+  size_t read = 0;
+  for (uint32_t position = 0; position < op_count; ++position) {
+    const uint32_t index = by_gpu[position];
+    for (uint32_t at = analysis.dep_offsets[index]; at < analysis.dep_offsets[index + 1]; ++at) analysis.deps[at] = found_deps[read++];
   }
   return "";
 }
@@ -436,6 +504,7 @@ std::string analyze_schedule(const Schedule& schedule, ScheduleAnalysis& analysi
   analysis.partner.assign(schedule.ops.size(), -1);
   if (schedule.gpus < 1) return "the schedule has no GPUs";
   if (schedule.stream_names.empty()) return "the schedule has no streams";
+  if (schedule.head_groups >= DataAccess::kHeadGroupLimit) return "the schedule has more head groups than the analysis can index";
   if (auto problem = check_fields(schedule); !problem.empty()) return problem;
   if (auto problem = match_transfers(schedule, analysis); !problem.empty()) return problem;
   if (auto problem = match_collectives(schedule, analysis); !problem.empty()) return problem;
@@ -462,21 +531,27 @@ std::string find_execution_order(const Schedule& schedule, ScheduleAnalysis& ana
 
   std::vector<uint8_t> posted(op_count, 0), done(op_count, 0);
   std::vector<uint32_t> arrived(schedule.collectives.size(), 0);
-  std::deque<uint32_t> ready;
+  ReadyQueue ready;
   for (uint32_t index = 0; index < op_count; ++index)
-    if (pending[index] == 0) ready.push_back(index);
-  analysis.order.clear();
-  analysis.order.reserve(op_count);
+    if (pending[index] == 0) ready.push(index);
+  // Written through a cursor and trimmed to what ran: push_back's bookkeeping, and the
+  // vectors' pointers reloaded after every store, were near half of complete()'s instructions.
+  analysis.order.assign(op_count, 0);
+  size_t ordered = 0;
+  uint32_t* const order = analysis.order.data();
+  uint32_t* const pending_of = pending.data();
+  uint8_t* const done_of = done.data();
+  const uint32_t* const successor_at = successor_offsets.data();
+  const uint32_t* const successor_list = successors.data();
 
-  auto complete = [&](uint32_t index) {
-    done[index] = 1;
-    analysis.order.push_back(index);
-    for (uint32_t next = successor_offsets[index]; next < successor_offsets[index + 1]; ++next)
-      if (--pending[successors[next]] == 0) ready.push_back(successors[next]);
+  auto complete = [&ready, &ordered, order, pending_of, done_of, successor_at, successor_list](uint32_t index) {
+    done_of[index] = 1;
+    order[ordered++] = index;
+    for (uint32_t next = successor_at[index]; next < successor_at[index + 1]; ++next)
+      if (--pending_of[successor_list[next]] == 0) ready.push(successor_list[next]);
   };
   while (!ready.empty()) {
-    uint32_t index = ready.front();
-    ready.pop_front();
+    const uint32_t index = ready.pop();
     const Op& op = schedule.ops[index];
     posted[index] = 1;
     switch (op.kind) {
@@ -505,7 +580,8 @@ std::string find_execution_order(const Schedule& schedule, ScheduleAnalysis& ana
       }
     }
   }
-  if (analysis.order.size() == op_count) return "";
+  analysis.order.resize(ordered);
+  if (ordered == op_count) return "";
 
   // Deadlock: follow "waits for" from a stuck op until an op repeats, and tell that chain.
   auto waits_for = [&](uint32_t index) -> uint32_t {

@@ -14,6 +14,10 @@ DataItem from_key(uint64_t key) {
 // Sorted as packed integer keys: plain integer comparisons, the hot path of every analysis.
 void sort_unique(std::vector<DataItem>& items) {
   if (items.size() < 2) return;
+  // Most lists come sorted and unique already (a transfer's items, a collective's pieces).
+  bool in_order = true;
+  for (size_t k = 1; k < items.size() && in_order; ++k) in_order = items[k - 1].key() < items[k].key();
+  if (in_order) return;
   thread_local std::vector<uint64_t> keys;
   keys.clear();
   for (const auto& item : items) keys.push_back(item.key());
@@ -62,7 +66,39 @@ void distinct_chunks(const Schedule& schedule, const Op& op, std::vector<uint64_
 
 }  // namespace
 
-void op_data(const Schedule& schedule, const Op& op, OpData& out) {
+CollectiveTransfers::CollectiveTransfers(const Schedule& schedule) {
+  // One table per side: the (GPU, transfer) pairs sorted, then cut into per-GPU ranges.
+  auto table_of = [](const Collective& collective, bool by_sender) {
+    std::vector<std::pair<int32_t, uint32_t>> pairs;
+    pairs.reserve(collective.transfers.size());
+    for (uint32_t t = 0; t < collective.transfers.size(); ++t)
+      pairs.emplace_back(by_sender ? collective.transfers[t].src : collective.transfers[t].dst, t);
+    std::sort(pairs.begin(), pairs.end());
+    ByGpu table;
+    for (size_t k = 0; k < pairs.size(); ++k) {
+      if (k == 0 || pairs[k].first != pairs[k - 1].first) {
+        table.gpus.push_back(pairs[k].first);
+        table.offsets.push_back(static_cast<uint32_t>(k));
+      }
+      table.transfers.push_back(pairs[k].second);
+    }
+    table.offsets.push_back(static_cast<uint32_t>(pairs.size()));
+    return table;
+  };
+  for (const Collective& collective : schedule.collectives) {
+    sent_.push_back(table_of(collective, true));
+    received_.push_back(table_of(collective, false));
+  }
+}
+
+std::span<const uint32_t> CollectiveTransfers::find(const ByGpu& table, int32_t gpu) {
+  const auto at = std::lower_bound(table.gpus.begin(), table.gpus.end(), gpu);
+  if (at == table.gpus.end() || *at != gpu) return {};
+  const auto k = static_cast<size_t>(at - table.gpus.begin());
+  return {table.transfers.data() + table.offsets[k], table.offsets[k + 1] - table.offsets[k]};
+}
+
+void op_data(const Schedule& schedule, const Op& op, OpData& out, const CollectiveTransfers* transfers) {
   out.reads.clear();
   out.writes.clear();
   out.inbox_reads.clear();
@@ -109,7 +145,20 @@ void op_data(const Schedule& schedule, const Op& op, OpData& out) {
       }
       break;
     case OpKind::collective: {
-      const Collective& collective = schedule.collectives[static_cast<size_t>(op.peer)];
+      const auto c = static_cast<size_t>(op.peer);
+      const Collective& collective = schedule.collectives[c];
+      if (transfers != nullptr) {
+        // The same items as the scan below, in another order: the lists are sorted at the end.
+        for (uint32_t t : transfers->sent_by(c, op.gpu))
+          for (const auto& item : schedule.items_of(collective.transfers[t])) {
+            out.reads.push_back(item);
+            if (is_accumulator(item.kind)) out.writes.push_back(item);
+          }
+        for (uint32_t t : transfers->received_by(c, op.gpu))
+          for (const auto& item : schedule.items_of(collective.transfers[t]))
+            (is_accumulator(item.kind) ? out.inbox_writes : out.writes).push_back(item);
+        break;
+      }
       for (const auto& transfer : collective.transfers) {
         if (transfer.src == op.gpu) {
           for (const auto& item : schedule.items_of(transfer)) {
