@@ -3,19 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
-#include <unordered_map>
 
 #include "tessera/core/data_size.hpp"
 #include "tessera/schedules/op_data.hpp"
 
 namespace tessera::costmodel {
 
-using schedules::Access;
-using schedules::DataAccess;
 using schedules::ScheduleAnalysis;
 using schedules::item_slot_count;
-using schedules::op_data;
-using schedules::OpData;
 
 namespace {
 
@@ -63,95 +58,6 @@ class ItemBytes {
   std::vector<int64_t> bytes_;  // -1 = not made yet
 };
 
-// Memory per GPU, walking each GPU's ops in execution order (which honours the buffers, see
-// analysis.hpp). Resident: the GPU's own chunks, inputs and outputs, held throughout. Transfer
-// buffers, on top: a received input until its last use; a partial of another GPU's chunk from
-// its first write until it is sent away; an arriving partial until it is merged. GPUs are
-// independent here, so one dense table per GPU (reset between GPUs) replaces any hashing.
-struct MemoryPeak {
-  int64_t resident_bytes = 0;
-  int64_t transfer_bytes = 0;
-};
-// `by_gpu` lists each GPU's ops in execution order, GPU g's at [gpu_offsets[g], gpu_offsets[g + 1]).
-std::vector<MemoryPeak> peak_memory(const Schedule& schedule, ItemBytes& item_bytes, const ScheduleAnalysis& analysis,
-                                    const std::vector<uint32_t>& gpu_offsets, const std::vector<uint32_t>& by_gpu) {
-  const size_t gpus = static_cast<size_t>(schedule.gpus);
-  std::vector<MemoryPeak> peak(gpus);
-  const bool forward = schedule.problem.has_forward(), backward = schedule.problem.has_backward();
-  const schedules::ItemSlots slot(schedule);
-  std::vector<int64_t> held(item_slot_count(schedule), 0);  // bytes held per slot, beyond own chunks
-  // Per access (index into analysis.accesses): the last read of a received input before it is
-  // received again (the forward's KV copy is freed after the forward even when the backward
-  // receives the same chunk later).
-  std::vector<uint8_t> last_read(analysis.accesses.size(), 0);
-  std::vector<uint8_t> read_follows(item_slot_count(schedule) / 2, 0);
-  std::vector<size_t> touched;
-
-  std::vector<DataKind> own_kinds{DataKind::Q, DataKind::KV};
-  if (forward) own_kinds.insert(own_kinds.end(), {DataKind::O, DataKind::LSE});
-  if (backward) own_kinds.insert(own_kinds.end(), {DataKind::dO, DataKind::Stats, DataKind::dQ, DataKind::dKV});
-
-  for (size_t g = 0; g < gpus; ++g) {
-    const auto gpu = static_cast<int32_t>(g);
-    int64_t resident = 0;
-    for (int32_t hg = 0; hg < schedule.head_groups; ++hg)
-      for (DataKind kind : own_kinds) resident += item_bytes(DataItem{kind, hg, gpu});
-    int64_t live = 0, highest = 0;
-    std::fill(read_follows.begin(), read_follows.end(), 0);
-    for (uint32_t k = gpu_offsets[g + 1]; k-- > gpu_offsets[g];) {
-      const uint32_t index = by_gpu[k];
-      for (uint32_t a = analysis.access_offsets[index]; a < analysis.access_offsets[index + 1]; ++a) {
-        const DataAccess& access = analysis.accesses[a];
-        if (is_accumulator(access.kind()) || access.chunk() == gpu) continue;
-        uint8_t& follows = read_follows[slot(access.item(), false)];
-        if (access.access() == Access::read) {
-          last_read[a] = follows ? 0 : 1;
-          follows = 1;
-        } else if (access.access() == Access::write) {
-          follows = 0;
-        }
-      }
-    }
-    auto hold = [&](const DataItem& item, bool inbox) {
-      int64_t& bytes = held[slot(item, inbox)];
-      if (bytes != 0) return;
-      bytes = item_bytes(item);
-      live += bytes;
-      touched.push_back(slot(item, inbox));
-    };
-    auto release = [&](const DataItem& item, bool inbox) {
-      int64_t& bytes = held[slot(item, inbox)];
-      live -= bytes;
-      bytes = 0;
-    };
-    for (uint32_t k = gpu_offsets[g]; k < gpu_offsets[g + 1]; ++k) {
-      const uint32_t index = by_gpu[k];
-      const Op& op = schedule.ops[index];
-      const bool moves_out = op.kind == OpKind::send || op.kind == OpKind::collective;
-      const auto accesses = analysis.accesses_of(index);
-      for (const auto& access : accesses) {
-        if (access.access() == Access::inbox_write) hold(access.item(), true);
-        if (access.access() != Access::write) continue;
-        if (access.chunk() == gpu) continue;  // resident
-        if (moves_out && is_accumulator(access.kind())) continue;  // it leaves, below
-        hold(access.item(), false);
-      }
-      highest = std::max(highest, live);
-      for (uint32_t a = analysis.access_offsets[index]; a < analysis.access_offsets[index + 1]; ++a) {
-        const DataAccess& access = analysis.accesses[a];
-        if (access.access() == Access::inbox_read) release(access.item(), true);
-        if (access.access() == Access::write && moves_out && is_accumulator(access.kind()) && access.chunk() != gpu)
-          release(access.item(), false);
-        if (access.access() == Access::read && last_read[a]) release(access.item(), false);
-      }
-    }
-    peak[g] = MemoryPeak{resident, highest};
-    for (size_t index : touched) held[index] = 0;
-    touched.clear();
-  }
-  return peak;
-}
-
 }  // namespace
 
 int64_t GpuCost::received_total() const { return sum(received_bytes); }
@@ -169,6 +75,19 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
   ItemBytes item_bytes(schedule, grid);
   const double heads = flop_heads(schedule);
   std::vector<uint8_t> collective_timed(schedule.collectives.size(), 0);
+  // A collective's seconds of sending and of receiving per member, indexed by GPU and cleared
+  // after each collective through the list of members it touched (a hash map per collective was
+  // 3 % of a sweep of Ulysses and USP points).
+  std::vector<std::pair<double, double>> member_s(static_cast<size_t>(schedule.gpus), {0.0, 0.0});
+  std::vector<uint8_t> member_listed(static_cast<size_t>(schedule.gpus), 0);
+  std::vector<int32_t> members_touched;
+  auto member_seconds = [&](int32_t member) -> std::pair<double, double>& {
+    if (!member_listed[static_cast<size_t>(member)]) {
+      member_listed[static_cast<size_t>(member)] = 1;
+      members_touched.push_back(member);
+    }
+    return member_s[static_cast<size_t>(member)];
+  };
   std::vector<double> send_port_free(static_cast<size_t>(schedule.gpus), 0), receive_port_free(static_cast<size_t>(schedule.gpus), 0);
   auto bytes_of = [&](std::span<const DataItem> items) {
     int64_t total = 0;
@@ -181,17 +100,8 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
     return time;
   };
 
-  // Each GPU's ops in execution order, for peak_memory: counted in op order (sequential reads)
-  // and filled by the loop below, which reads every op anyway, instead of a counting sort that
-  // read each op of the execution order twice more, at random.
-  std::vector<uint32_t> gpu_offsets(static_cast<size_t>(schedule.gpus) + 1, 0);
-  for (const Op& op : schedule.ops) ++gpu_offsets[static_cast<size_t>(op.gpu) + 1];
-  for (size_t g = 0; g < static_cast<size_t>(schedule.gpus); ++g) gpu_offsets[g + 1] += gpu_offsets[g];
-  std::vector<uint32_t> by_gpu(analysis.order.size()), fill(gpu_offsets.begin(), gpu_offsets.end() - 1);
-
   for (const uint32_t index : analysis.order) {
     const Op& op = schedule.ops[index];
-    by_gpu[fill[static_cast<size_t>(op.gpu)]++] = index;
     GpuCost& gpu = report.gpus[static_cast<size_t>(op.gpu)];
     switch (op.kind) {
       case OpKind::compute: {
@@ -249,7 +159,6 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
         // all-gather of pieces of size s over m members takes (m - 1)(alpha + s / beta).
         // Per-message costs as NCCL models a collective: each step pays its path's latency,
         // the whole operation its overhead once.
-        std::unordered_map<int32_t, std::pair<double, double>> member_s;  // sending, receiving
         double longest_s = 0;
         bool leaves_device = false;
         for (const auto& transfer : collective.transfers) {
@@ -264,13 +173,18 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
           leaves_device = leaves_device || path != PathClass::local;
           double seconds = network->transfer_s(transfer.src, transfer.dst, transfer_bytes) +
                            hardware.message.latency_s(path);
-          member_s[transfer.src].first += seconds;
-          member_s[transfer.dst].second += seconds;
+          member_seconds(transfer.src).first += seconds;
+          member_seconds(transfer.dst).second += seconds;
           longest_s = std::max(longest_s, seconds);
         }
         double duration = longest_s;
-        if (collective.kind != CollectiveKind::permute)
-          for (const auto& [member, seconds] : member_s) duration = std::max({duration, seconds.first, seconds.second});
+        for (const int32_t member : members_touched) {
+          auto& [sending_s, receiving_s] = member_s[static_cast<size_t>(member)];
+          if (collective.kind != CollectiveKind::permute) duration = std::max({duration, sending_s, receiving_s});
+          sending_s = receiving_s = 0;
+          member_listed[static_cast<size_t>(member)] = 0;
+        }
+        members_touched.clear();
         if (leaves_device) duration += hardware.message.overhead_s;
         double start = 0;
         for (uint32_t member : analysis.collective_ops[c]) start = std::max(start, ready_time(member));
@@ -287,14 +201,15 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
     GpuCost& gpu = report.gpus[static_cast<size_t>(schedule.ops[index].gpu)];
     gpu.finish_s = std::max(gpu.finish_s, finish[index]);
   }
-  // Freed before peak_memory's tables: this is where costing a big schedule peaks in memory.
-  std::vector<double>().swap(finish);
-  std::vector<uint32_t>().swap(fill);
-  const std::vector<MemoryPeak> peaks = peak_memory(schedule, item_bytes, analysis, gpu_offsets, by_gpu);
+  // Memory was walked once, at one sequence, when the schedule was checked (memory_peak.hpp):
+  // every item's bytes are the batch times one sequence's, so every figure scales exactly.
+  const std::vector<schedules::GpuMemory>& memory = analysis.memory_one_sequence;
+  if (memory.size() != report.gpus.size()) throw std::logic_error("cost_schedule: the analysis has no memory per GPU");
+  const int64_t batch = schedule.problem.batch;
   for (size_t g = 0; g < report.gpus.size(); ++g) {
     GpuCost& gpu = report.gpus[g];
-    gpu.resident_bytes = peaks[g].resident_bytes;
-    gpu.peak_transfer_bytes = peaks[g].transfer_bytes;
+    gpu.resident_bytes = batch * memory[g].resident_bytes;
+    gpu.peak_transfer_bytes = batch * memory[g].transfer_bytes;
     gpu.peak_memory_bytes = gpu.resident_bytes + gpu.peak_transfer_bytes;
     report.peak_transfer_bytes_max = std::max(report.peak_transfer_bytes_max, gpu.peak_transfer_bytes);
     report.recv_bytes_max = std::max(report.recv_bytes_max, gpu.received_total());

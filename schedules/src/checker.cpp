@@ -1,4 +1,5 @@
 #include "tessera/schedules/checker.hpp"
+#include "tessera/schedules/memory_peak.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -220,6 +221,7 @@ CheckResult check_schedule(const Schedule& schedule, const BlockGrid& grid) {
   result.violation = find_execution_order(schedule, result.analysis);
   if (!result.ok()) return result;
   result.violation = check_outputs(schedule, grid, result.analysis);
+  if (result.ok()) result.analysis.memory_one_sequence = memory_per_gpu_one_sequence(schedule, grid, result.analysis);
   return result;
 }
 

@@ -2,6 +2,7 @@
 // chunks, Mesh-Attention caches the chunks of its tile (research/papers.md A.3 "Memory": Mesh
 // needs more than Ring). Expected values come from chunk sizes, never from the program's output.
 #include <catch2/catch.hpp>
+#include <vector>
 
 #include "tessera/core/data_size.hpp"
 #include "tessera/schedules/checker.hpp"
@@ -65,4 +66,40 @@ TEST_CASE("ring holds a bounded number of chunks; mesh caches its tile", "[memor
   CHECK(bounded.peak_transfer_bytes_max <= unbounded.peak_transfer_bytes_max);
   // Resident memory is the GPU's own chunks, inputs and outputs, whatever the schedule.
   CHECK(ring.gpus[0].resident_bytes == mesh.gpus[0].resident_bytes);
+}
+
+TEST_CASE("memory at any batch: the chunks a ring holds, each the batch's bytes", "[memory]") {
+  // Ring pass-KV, forward only, double-buffered, full mask: a GPU holds its own Q, K/V, O and LSE
+  // throughout, and on top only remote K/V chunks (queries and partials stay home): on two GPUs
+  // exactly one, the other's. Bytes come from item_bytes at the batch asked for, so a walk made
+  // at one sequence and scaled must land on them exactly; on four GPUs each GPU's remote bytes
+  // must be a whole number of the batch's chunks, its own number at every batch (the execution
+  // order runs some GPUs' receives ahead of others').
+  std::vector<int64_t> chunks_on_four;
+  for (const int64_t batch : {1, 3, 7}) {
+    for (const int32_t gpus : {2, 4}) {
+      INFO("batch " << batch << ", " << gpus << " GPUs");
+      Problem problem = llama_both(16384);
+      problem.batch = batch;
+      problem.mask.kind = MaskKind::full;
+      problem.pass = Pass::forward;
+      const int64_t tokens = problem.seq_len / gpus;
+      auto bytes = [&](DataKind kind) { return item_bytes(problem, 1, tokens, kind); };
+      const CostReport ring = cost_of("ring", problem, gpus, std::nullopt, 2);
+      const int64_t resident = bytes(DataKind::Q) + bytes(DataKind::KV) + bytes(DataKind::O) + bytes(DataKind::LSE);
+      for (size_t g = 0; g < ring.gpus.size(); ++g) {
+        const GpuCost& gpu = ring.gpus[g];
+        CHECK(gpu.resident_bytes == resident);
+        REQUIRE(gpu.peak_transfer_bytes % bytes(DataKind::KV) == 0);
+        const int64_t chunks = gpu.peak_transfer_bytes / bytes(DataKind::KV);
+        if (gpus == 2) {
+          CHECK(chunks == 1);
+        } else {
+          CHECK(chunks >= 1);
+          if (batch == 1) chunks_on_four.push_back(chunks);
+          CHECK(chunks == chunks_on_four[g]);
+        }
+      }
+    }
+  }
 }

@@ -36,6 +36,12 @@ class DataAccess {
 };
 static_assert(sizeof(DataAccess) == 8);
 
+// One GPU's memory over a schedule's run (memory_peak.hpp).
+struct GpuMemory {
+  int64_t resident_bytes = 0;  // its own chunks, inputs and outputs, held throughout
+  int64_t transfer_bytes = 0;  // the most held at once on top: received chunks and partials
+};
+
 struct ScheduleAnalysis {
   // What every op reads and writes, in CSR form (computed once, used by every consumer).
   std::vector<uint32_t> access_offsets;
@@ -59,6 +65,9 @@ struct ScheduleAnalysis {
   // The dependencies reversed (CSR): ops waiting for op i are successors[successor_offsets[i] ..).
   std::vector<uint32_t> successor_offsets;
   std::vector<uint32_t> successors;
+  // Memory per GPU at one sequence per batch (memory_per_gpu_one_sequence), made by
+  // check_schedule once the order is known: the cost model scales it by the batch.
+  std::vector<GpuMemory> memory_one_sequence;
 
   std::span<const DataAccess> accesses_of(size_t op) const {
     return {accesses.data() + access_offsets[op], access_offsets[op + 1] - access_offsets[op]};

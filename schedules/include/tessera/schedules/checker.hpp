@@ -41,14 +41,6 @@ class CheckedSchedule {
 
  private:
   friend CheckedSchedule check(Schedule schedule, std::shared_ptr<const BlockGrid> grid);
-
-// The checked schedule of the same ops for a batch of `batch` sequences, without generating or
-// checking again: the batch scales every item's bytes and every block's FLOPs, which the cost
-// model and the simulator take from schedule().problem, and no op, block, dependency or check
-// depends on it. So this equals generating at that batch wherever the generator does not read
-// the batch (every generator but Mesh's planner, which prices tiles by bytes and FLOPs: see
-// generator_reads_batch). The analysis is shared, the schedule and the grid are copies.
-CheckedSchedule with_batch(const CheckedSchedule& checked, int64_t batch);
   friend CheckedSchedule with_batch(const CheckedSchedule& checked, int64_t batch);
   CheckedSchedule(std::shared_ptr<const Schedule> schedule, std::shared_ptr<const BlockGrid> grid,
                   std::shared_ptr<const ScheduleAnalysis> analysis)

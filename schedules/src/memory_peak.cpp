@@ -1,0 +1,128 @@
+#include "tessera/schedules/memory_peak.hpp"
+
+#include <algorithm>
+
+#include "tessera/core/data_size.hpp"
+#include "tessera/schedules/op_data.hpp"
+
+namespace tessera::schedules {
+
+namespace {
+
+// Bytes of each item at one sequence, made once per (kind, head group, chunk) on first use.
+class OneSequenceBytes {
+ public:
+  OneSequenceBytes(const Schedule& schedule, const BlockGrid& grid)
+      : problem_(schedule.problem), head_groups_(schedule.head_groups), grid_(grid), slots_(schedule),
+        bytes_(item_slot_count(schedule) / 2, -1) {
+    problem_.batch = 1;
+  }
+  int64_t operator()(const DataItem& item) {
+    int64_t& bytes = bytes_[slots_(item, false)];
+    if (bytes < 0) bytes = item_bytes(problem_, head_groups_, grid_.chunk_tokens(item.chunk), item.kind);
+    return bytes;
+  }
+
+ private:
+  Problem problem_;
+  int32_t head_groups_;
+  const BlockGrid& grid_;
+  ItemSlots slots_;
+  std::vector<int64_t> bytes_;  // -1 = not made yet
+};
+
+}  // namespace
+
+// Resident: the GPU's own chunks, inputs and outputs, held throughout. Transfer buffers, on top:
+// a received input until its last use; a partial of another GPU's chunk from its first write
+// until it is sent away; an arriving partial until it is merged. GPUs are independent here, so
+// one dense table per GPU (reset between GPUs) replaces any hashing.
+std::vector<GpuMemory> memory_per_gpu_one_sequence(const Schedule& schedule, const BlockGrid& grid,
+                                                   const ScheduleAnalysis& analysis) {
+  const size_t gpus = static_cast<size_t>(schedule.gpus);
+  OneSequenceBytes item_bytes(schedule, grid);
+  // Each GPU's ops in execution order (a stable counting sort of the order by GPU).
+  std::vector<uint32_t> gpu_offsets(gpus + 1, 0);
+  for (uint32_t index : analysis.order) ++gpu_offsets[static_cast<size_t>(schedule.ops[index].gpu) + 1];
+  for (size_t g = 0; g < gpus; ++g) gpu_offsets[g + 1] += gpu_offsets[g];
+  std::vector<uint32_t> by_gpu(analysis.order.size());
+  {
+    std::vector<uint32_t> fill(gpu_offsets.begin(), gpu_offsets.end() - 1);
+    for (uint32_t index : analysis.order) by_gpu[fill[static_cast<size_t>(schedule.ops[index].gpu)]++] = index;
+  }
+  std::vector<GpuMemory> peak(gpus);
+  const bool forward = schedule.problem.has_forward(), backward = schedule.problem.has_backward();
+  const ItemSlots slot(schedule);
+  std::vector<int64_t> held(item_slot_count(schedule), 0);  // bytes held per slot, beyond own chunks
+  // Per access (index into analysis.accesses): the last read of a received input before it is
+  // received again (the forward's KV copy is freed after the forward even when the backward
+  // receives the same chunk later).
+  std::vector<uint8_t> last_read(analysis.accesses.size(), 0);
+  std::vector<uint8_t> read_follows(item_slot_count(schedule) / 2, 0);
+  std::vector<size_t> touched;
+
+  std::vector<DataKind> own_kinds{DataKind::Q, DataKind::KV};
+  if (forward) own_kinds.insert(own_kinds.end(), {DataKind::O, DataKind::LSE});
+  if (backward) own_kinds.insert(own_kinds.end(), {DataKind::dO, DataKind::Stats, DataKind::dQ, DataKind::dKV});
+
+  for (size_t g = 0; g < gpus; ++g) {
+    const auto gpu = static_cast<int32_t>(g);
+    int64_t resident = 0;
+    for (int32_t hg = 0; hg < schedule.head_groups; ++hg)
+      for (DataKind kind : own_kinds) resident += item_bytes(DataItem{kind, hg, gpu});
+    int64_t live = 0, highest = 0;
+    std::fill(read_follows.begin(), read_follows.end(), 0);
+    for (uint32_t k = gpu_offsets[g + 1]; k-- > gpu_offsets[g];) {
+      const uint32_t index = by_gpu[k];
+      for (uint32_t a = analysis.access_offsets[index]; a < analysis.access_offsets[index + 1]; ++a) {
+        const DataAccess& access = analysis.accesses[a];
+        if (is_accumulator(access.kind()) || access.chunk() == gpu) continue;
+        uint8_t& follows = read_follows[slot(access.item(), false)];
+        if (access.access() == Access::read) {
+          last_read[a] = follows ? 0 : 1;
+          follows = 1;
+        } else if (access.access() == Access::write) {
+          follows = 0;
+        }
+      }
+    }
+    auto hold = [&](const DataItem& item, bool inbox) {
+      int64_t& bytes = held[slot(item, inbox)];
+      if (bytes != 0) return;
+      bytes = item_bytes(item);
+      live += bytes;
+      touched.push_back(slot(item, inbox));
+    };
+    auto release = [&](const DataItem& item, bool inbox) {
+      int64_t& bytes = held[slot(item, inbox)];
+      live -= bytes;
+      bytes = 0;
+    };
+    for (uint32_t k = gpu_offsets[g]; k < gpu_offsets[g + 1]; ++k) {
+      const uint32_t index = by_gpu[k];
+      const Op& op = schedule.ops[index];
+      const bool moves_out = op.kind == OpKind::send || op.kind == OpKind::collective;
+      for (const auto& access : analysis.accesses_of(index)) {
+        if (access.access() == Access::inbox_write) hold(access.item(), true);
+        if (access.access() != Access::write) continue;
+        if (access.chunk() == gpu) continue;                        // resident
+        if (moves_out && is_accumulator(access.kind())) continue;  // it leaves, below
+        hold(access.item(), false);
+      }
+      highest = std::max(highest, live);
+      for (uint32_t a = analysis.access_offsets[index]; a < analysis.access_offsets[index + 1]; ++a) {
+        const DataAccess& access = analysis.accesses[a];
+        if (access.access() == Access::inbox_read) release(access.item(), true);
+        if (access.access() == Access::write && moves_out && is_accumulator(access.kind()) && access.chunk() != gpu)
+          release(access.item(), false);
+        if (access.access() == Access::read && last_read[a]) release(access.item(), false);
+      }
+    }
+    peak[g] = GpuMemory{resident, highest};
+    for (size_t index : touched) held[index] = 0;
+    touched.clear();
+  }
+  return peak;
+}
+
+}  // namespace tessera::schedules
