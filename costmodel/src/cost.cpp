@@ -4,13 +4,11 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "tessera/core/data_size.hpp"
 #include "tessera/schedules/op_data.hpp"
 
 namespace tessera::costmodel {
 
 using schedules::ScheduleAnalysis;
-using schedules::item_slot_count;
 
 namespace {
 
@@ -39,25 +37,6 @@ double compute_op_s(const Schedule& schedule, const Op& op, double flops, const 
          static_cast<double>(schedule.blocks_of(op).size()) * hardware.kernel_launch_s;
 }
 
-// Bytes of each item, made once per (kind, head group, chunk) on first use: item_bytes rebuilt
-// them (with overflow checks) for every access of millions of ops.
-class ItemBytes {
- public:
-  ItemBytes(const Schedule& schedule, const BlockGrid& grid)
-      : schedule_(schedule), grid_(grid), slots_(schedule), bytes_(item_slot_count(schedule) / 2, -1) {}
-  int64_t operator()(const DataItem& item) {
-    int64_t& bytes = bytes_[slots_(item, false)];
-    if (bytes < 0) bytes = item_bytes(schedule_, grid_, item);
-    return bytes;
-  }
-
- private:
-  const Schedule& schedule_;
-  const BlockGrid& grid_;
-  schedules::ItemSlots slots_;
-  std::vector<int64_t> bytes_;  // -1 = not made yet
-};
-
 }  // namespace
 
 int64_t GpuCost::received_total() const { return sum(received_bytes); }
@@ -72,7 +51,10 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
   CostReport report;
   report.gpus.assign(static_cast<size_t>(schedule.gpus), GpuCost{});
   std::vector<double> finish(schedule.ops.size(), 0);
-  ItemBytes item_bytes(schedule, grid);
+  // Item sizes at one sequence were made with the check (item_sizes.hpp); the batch scales them.
+  const schedules::ItemSizes& sizes = analysis.item_sizes;
+  const int64_t batch = schedule.problem.batch;
+  auto item_bytes = [&sizes, batch](const DataItem& item) { return batch * sizes.one_sequence_bytes(item); };
   const double heads = flop_heads(schedule);
   std::vector<uint8_t> collective_timed(schedule.collectives.size(), 0);
   // A collective's seconds of sending and of receiving per member, indexed by GPU and cleared
@@ -205,7 +187,6 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
   // every item's bytes are the batch times one sequence's, so every figure scales exactly.
   const std::vector<schedules::GpuMemory>& memory = analysis.memory_one_sequence;
   if (memory.size() != report.gpus.size()) throw std::logic_error("cost_schedule: the analysis has no memory per GPU");
-  const int64_t batch = schedule.problem.batch;
   for (size_t g = 0; g < report.gpus.size(); ++g) {
     GpuCost& gpu = report.gpus[g];
     gpu.resident_bytes = batch * memory[g].resident_bytes;

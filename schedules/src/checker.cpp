@@ -221,7 +221,9 @@ CheckResult check_schedule(const Schedule& schedule, const BlockGrid& grid) {
   result.violation = find_execution_order(schedule, result.analysis);
   if (!result.ok()) return result;
   result.violation = check_outputs(schedule, grid, result.analysis);
-  if (result.ok()) result.analysis.memory_one_sequence = memory_per_gpu_one_sequence(schedule, grid, result.analysis);
+  if (!result.ok()) return result;
+  result.analysis.item_sizes = ItemSizes(schedule, grid);
+  result.analysis.memory_one_sequence = memory_per_gpu_one_sequence(schedule, result.analysis);
   return result;
 }
 

@@ -2,45 +2,18 @@
 
 #include <algorithm>
 
-#include "tessera/core/data_size.hpp"
 #include "tessera/schedules/op_data.hpp"
 
 namespace tessera::schedules {
-
-namespace {
-
-// Bytes of each item at one sequence, made once per (kind, head group, chunk) on first use.
-class OneSequenceBytes {
- public:
-  OneSequenceBytes(const Schedule& schedule, const BlockGrid& grid)
-      : problem_(schedule.problem), head_groups_(schedule.head_groups), grid_(grid), slots_(schedule),
-        bytes_(item_slot_count(schedule) / 2, -1) {
-    problem_.batch = 1;
-  }
-  int64_t operator()(const DataItem& item) {
-    int64_t& bytes = bytes_[slots_(item, false)];
-    if (bytes < 0) bytes = item_bytes(problem_, head_groups_, grid_.chunk_tokens(item.chunk), item.kind);
-    return bytes;
-  }
-
- private:
-  Problem problem_;
-  int32_t head_groups_;
-  const BlockGrid& grid_;
-  ItemSlots slots_;
-  std::vector<int64_t> bytes_;  // -1 = not made yet
-};
-
-}  // namespace
 
 // Resident: the GPU's own chunks, inputs and outputs, held throughout. Transfer buffers, on top:
 // a received input until its last use; a partial of another GPU's chunk from its first write
 // until it is sent away; an arriving partial until it is merged. GPUs are independent here, so
 // one dense table per GPU (reset between GPUs) replaces any hashing.
-std::vector<GpuMemory> memory_per_gpu_one_sequence(const Schedule& schedule, const BlockGrid& grid,
-                                                   const ScheduleAnalysis& analysis) {
+std::vector<GpuMemory> memory_per_gpu_one_sequence(const Schedule& schedule, const ScheduleAnalysis& analysis) {
   const size_t gpus = static_cast<size_t>(schedule.gpus);
-  OneSequenceBytes item_bytes(schedule, grid);
+  const ItemSizes& sizes = analysis.item_sizes;
+  auto item_bytes = [&sizes](const DataItem& item) { return sizes.one_sequence_bytes(item); };
   // Each GPU's ops in execution order (a stable counting sort of the order by GPU).
   std::vector<uint32_t> gpu_offsets(gpus + 1, 0);
   for (uint32_t index : analysis.order) ++gpu_offsets[static_cast<size_t>(schedule.ops[index].gpu) + 1];

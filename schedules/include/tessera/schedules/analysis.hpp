@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tessera/core/schedule.hpp"
+#include "tessera/schedules/item_sizes.hpp"
 
 namespace tessera::schedules {
 
@@ -68,6 +69,9 @@ struct ScheduleAnalysis {
   // Memory per GPU at one sequence per batch (memory_per_gpu_one_sequence), made by
   // check_schedule once the order is known: the cost model scales it by the batch.
   std::vector<GpuMemory> memory_one_sequence;
+  // Every item's bytes at one sequence per batch (item_sizes.hpp), made by check_schedule with
+  // the memory above: the cost model scales them by the batch.
+  ItemSizes item_sizes;
 
   std::span<const DataAccess> accesses_of(size_t op) const {
     return {accesses.data() + access_offsets[op], access_offsets[op + 1] - access_offsets[op]};

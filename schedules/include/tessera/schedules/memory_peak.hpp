@@ -11,14 +11,13 @@
 #include <cstdint>
 #include <vector>
 
-#include "tessera/core/block_grid.hpp"
 #include "tessera/core/schedule.hpp"
 #include "tessera/schedules/analysis.hpp"
 
 namespace tessera::schedules {
 
-// One entry per GPU, at one sequence per batch, whatever schedule.problem.batch is.
-std::vector<GpuMemory> memory_per_gpu_one_sequence(const Schedule& schedule, const BlockGrid& grid,
-                                                   const ScheduleAnalysis& analysis);
+// One entry per GPU, at one sequence per batch, whatever schedule.problem.batch is. Reads the
+// item sizes and the order of the analysis (both made by check_schedule before it).
+std::vector<GpuMemory> memory_per_gpu_one_sequence(const Schedule& schedule, const ScheduleAnalysis& analysis);
 
 }  // namespace tessera::schedules

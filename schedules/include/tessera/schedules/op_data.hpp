@@ -63,6 +63,7 @@ inline size_t item_slot(const Schedule& schedule, const DataItem& item, bool inb
 // the schedule at every access. Copy it into a local (or capture it by value) where that matters.
 class ItemSlots {
  public:
+  ItemSlots() = default;
   explicit ItemSlots(const Schedule& schedule)
       : head_groups_(static_cast<size_t>(schedule.head_groups)),
         chunks_(static_cast<size_t>(schedule.chunks())),
@@ -75,9 +76,9 @@ class ItemSlots {
   }
 
  private:
-  size_t head_groups_;
-  size_t chunks_;
-  size_t half_;
+  size_t head_groups_ = 0;
+  size_t chunks_ = 0;
+  size_t half_ = 0;
 };
 
 }  // namespace tessera::schedules

@@ -1,0 +1,33 @@
+#pragma once
+// The bytes of every data item of a schedule at one sequence per batch, in one table made once
+// per checked schedule and kept in its analysis (analysis.hpp).
+//
+// Every item's bytes are the batch times one sequence's, exactly (item_bytes is a product of
+// integers, data_size.hpp), so the memory walk (memory_peak.hpp) sums this table's entries and
+// the cost model multiplies them by the batch: a sweep over batch sizes, which shares one check
+// across them (scenario/schedule_cache.hpp), makes each item's size once, not at every point.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "tessera/core/block_grid.hpp"
+#include "tessera/core/schedule.hpp"
+#include "tessera/schedules/op_data.hpp"
+
+namespace tessera::schedules {
+
+class ItemSizes {
+ public:
+  ItemSizes() = default;
+  // Every (kind, head group, chunk) of the schedule, whatever schedule.problem.batch is.
+  ItemSizes(const Schedule& schedule, const BlockGrid& grid);
+
+  int64_t one_sequence_bytes(const DataItem& item) const { return bytes_[slots_(item, false)]; }
+  size_t table_bytes() const { return bytes_.capacity() * sizeof(int64_t); }
+
+ private:
+  ItemSlots slots_;
+  std::vector<int64_t> bytes_;  // indexed by the item's local slot (op_data.hpp)
+};
+
+}  // namespace tessera::schedules
