@@ -24,11 +24,13 @@ double flop_heads(const Schedule& schedule) {
   return static_cast<double>(query_heads_per_group(schedule.problem, schedule.head_groups) * schedule.problem.batch);
 }
 
-double op_flops(const Schedule& schedule, const BlockGrid& grid, const Op& op, double heads) {
-  double pairs = 0;
-  for (const auto& block : schedule.blocks_of(op)) pairs += static_cast<double>(grid.pairs(block.q_chunk, block.kv_chunk));
+double flops_of_pairs(const Schedule& schedule, const Op& op, double pairs, double heads) {
   return heads * (op.pass == Pass::forward ? forward_flops_per_head(schedule.problem, pairs)
                                            : backward_flops_per_head(schedule.problem, pairs));
+}
+
+double op_flops(const Schedule& schedule, const BlockGrid& grid, const Op& op, double heads) {
+  return flops_of_pairs(schedule, op, schedules::op_pairs(schedule, grid, op), heads);
 }
 
 // Each block is its own attention kernel, and each kernel pays a launch.
@@ -87,7 +89,9 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
     GpuCost& gpu = report.gpus[static_cast<size_t>(op.gpu)];
     switch (op.kind) {
       case OpKind::compute: {
-        const double flops = op_flops(schedule, grid, op, heads);
+        // The check summed each op's blocks once where the schedule is small enough to keep it.
+        const double flops = analysis.op_pairs.empty() ? op_flops(schedule, grid, op, heads)
+                                                       : flops_of_pairs(schedule, op, analysis.op_pairs[index], heads);
         const double duration = compute_op_s(schedule, op, flops, hardware);
         gpu.flops += flops;
         gpu.compute_s += duration;

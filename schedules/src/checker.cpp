@@ -223,6 +223,7 @@ CheckResult check_schedule(const Schedule& schedule, const BlockGrid& grid) {
   result.violation = check_outputs(schedule, grid, result.analysis);
   if (!result.ok()) return result;
   result.analysis.item_sizes = ItemSizes(schedule, grid);
+  if (schedule.ops.size() <= kOpPairsTableMaxOps) result.analysis.op_pairs = op_pairs_table(schedule, grid);
   result.analysis.memory_one_sequence = memory_per_gpu_one_sequence(schedule, result.analysis);
   return result;
 }

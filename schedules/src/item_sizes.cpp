@@ -17,4 +17,17 @@ ItemSizes::ItemSizes(const Schedule& schedule, const BlockGrid& grid)
       }
 }
 
+double op_pairs(const Schedule& schedule, const BlockGrid& grid, const Op& op) {
+  if (op.kind != OpKind::compute) return 0;
+  double pairs = 0;
+  for (const auto& block : schedule.blocks_of(op)) pairs += static_cast<double>(grid.pairs(block.q_chunk, block.kv_chunk));
+  return pairs;
+}
+
+std::vector<double> op_pairs_table(const Schedule& schedule, const BlockGrid& grid) {
+  std::vector<double> table(schedule.ops.size());
+  for (size_t index = 0; index < schedule.ops.size(); ++index) table[index] = op_pairs(schedule, grid, schedule.ops[index]);
+  return table;
+}
+
 }  // namespace tessera::schedules

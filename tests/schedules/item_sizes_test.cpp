@@ -79,3 +79,28 @@ TEST_CASE("item sizes: times the batch, every item of the schedule is item_bytes
     CHECK(distinct.size() > 1);  // uneven chunks and several kinds: a table of one value would be wrong
   }
 }
+
+TEST_CASE("op pairs: each pass covers every causal pair once per head group", "[item_sizes]") {
+  // N (N + 1) / 2 pairs per head group and pass, whatever the algorithm splits.
+  const int64_t seq = 4099;
+  const double causal_pairs = static_cast<double>(seq * (seq + 1) / 2);
+  for (const std::string algorithm : {"ring", "ulysses", "usp", "mesh", "attention2d", "all-gather"}) {
+    GeneratorOptions options;
+    options.gpus = 4;
+    options.layout = Layout::zigzag;
+    const CheckedSchedule checked = generate_checked(algorithm, problem_of(seq, 2), options);
+    const Schedule& schedule = checked.schedule();
+    const std::vector<double>& table = checked.analysis().op_pairs;
+    INFO(algorithm);
+    REQUIRE(table.size() == schedule.ops.size());
+    double forward = 0, backward = 0;
+    for (size_t index = 0; index < table.size(); ++index) {
+      const Op& op = schedule.ops[index];
+      CHECK(table[index] == op_pairs(schedule, checked.grid(), op));
+      if (op.kind != OpKind::compute) CHECK(table[index] == 0);
+      (op.pass == Pass::forward ? forward : backward) += table[index];
+    }
+    CHECK(forward == schedule.head_groups * causal_pairs);
+    CHECK(backward == schedule.head_groups * causal_pairs);
+  }
+}

@@ -72,6 +72,9 @@ struct ScheduleAnalysis {
   // Every item's bytes at one sequence per batch (item_sizes.hpp), made by check_schedule with
   // the memory above: the cost model scales them by the batch.
   ItemSizes item_sizes;
+  // op_pairs of every op (item_sizes.hpp), made by check_schedule for schedules of at most
+  // kOpPairsTableMaxOps ops; empty for larger ones.
+  std::vector<double> op_pairs;
 
   std::span<const DataAccess> accesses_of(size_t op) const {
     return {accesses.data() + access_offsets[op], access_offsets[op + 1] - access_offsets[op]};
