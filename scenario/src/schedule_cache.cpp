@@ -26,6 +26,7 @@ struct ScheduleCache::Entry {
   std::list<ScheduleKey>::iterator position;  // in recency_
   size_t bytes = 0;
   bool ready = false;  // built (or failed) and accounted; only ready entries are evicted
+  std::shared_ptr<const schedules::MeshProgram> mesh_program;  // the plan it was emitted from (Mesh)
 };
 
 ScheduleKey schedule_key(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options) {
@@ -143,14 +144,18 @@ CheckedSchedule ScheduleCache::generate_checked(const std::string& algorithm, co
 
   try {
     bool shared = false;
-    CheckedSchedule checked = build(algorithm, problem, options, key, shared);
+    std::shared_ptr<const schedules::MeshProgram> program;
+    CheckedSchedule checked = build(algorithm, problem, options, key, shared, program);
     // The grid fills its pair counts on first use (a mutable table); fill them all now, while
     // this thread alone holds the schedule, so that the threads sharing it only read.
     checked.grid().total_pairs();
     promise.set_value(checked);
     std::lock_guard<std::mutex> lock(mutex_);
     if (shared) ++stats_.shared_checks;
-    else if (schedules::generator_reads_batch(algorithm)) programs_[batchless(key)].push_back(building);
+    else if (program) {
+      building->mesh_program = std::move(program);
+      programs_[batchless(key)].push_back(building);
+    }
     account(key, held_bytes(checked));
     return checked;
   } catch (...) {
@@ -162,27 +167,34 @@ CheckedSchedule ScheduleCache::generate_checked(const std::string& algorithm, co
 }
 
 CheckedSchedule ScheduleCache::build(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options,
-                                    const ScheduleKey& key, bool& shared) {
-  if (!schedules::generator_reads_batch(algorithm)) return schedules::generate_checked(algorithm, problem, options);
-  schedules::GeneratedSchedule generated = schedules::generate_unchecked(algorithm, problem, options);
-  // Comparing costs a pass over the ops; checking costs the dependency analysis.
-  for (const CheckedSchedule& held : held_programs(batchless(key)))
-    if (same_program(held.schedule(), generated.schedule)) {
+                                    const ScheduleKey& key, bool& shared,
+                                    std::shared_ptr<const schedules::MeshProgram>& program) {
+  // Of the generators that read the batch, Mesh's alone is cached (cacheable): the others
+  // read files.
+  if (algorithm != "mesh") return schedules::generate_checked(algorithm, problem, options);
+  // Its plan decides its ops (mesh_plan.hpp): an equal plan held for another batch gives the same
+  // program, whose check and analysis are shared without emitting the ops again.
+  schedules::PlannedMesh planned = schedules::plan_mesh_unemitted(problem, options);
+  for (const auto& [held, held_program] : held_programs(batchless(key)))
+    if (*held_program == planned.program) {
       shared = true;
       return schedules::with_batch(held, problem.batch);
     }
-  return schedules::check_generated(std::move(generated), algorithm, options);
+  program = std::make_shared<const schedules::MeshProgram>(planned.program);
+  return schedules::check_generated(schedules::emit_planned_mesh(std::move(planned), problem, options), algorithm, options);
 }
 
-std::vector<CheckedSchedule> ScheduleCache::held_programs(const ScheduleKey& batchless_key) {
-  std::vector<CheckedSchedule> held;
+std::vector<std::pair<CheckedSchedule, std::shared_ptr<const schedules::MeshProgram>>> ScheduleCache::held_programs(
+    const ScheduleKey& batchless_key) {
+  std::vector<std::pair<CheckedSchedule, std::shared_ptr<const schedules::MeshProgram>>> held;
   std::lock_guard<std::mutex> lock(mutex_);
   const auto found = programs_.find(batchless_key);
   if (found == programs_.end()) return held;
   auto& entries = found->second;
   std::erase_if(entries, [](const std::weak_ptr<Entry>& weak) { return weak.expired(); });
   for (const auto& weak : entries)
-    if (auto entry = weak.lock(); entry && entry->ready) held.push_back(entry->result.get());  // built: no wait
+    if (auto entry = weak.lock(); entry && entry->ready)
+      held.emplace_back(entry->result.get(), entry->mesh_program);  // built: no wait
   if (entries.empty()) programs_.erase(found);
   return held;
 }

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "tessera/core/error.hpp"
+#include "tessera/schedules/mesh_plan.hpp"
 #include "tessera/schedules/resource_estimate.hpp"
 #include "tessera/schedules/schedule_json.hpp"
 
@@ -44,20 +45,28 @@ void require_tokens_per_gpu(const Problem& problem, int32_t gpus) {
 namespace {
 // generate_schedule, handing back the block grid the generator used (null for a file), which
 // generate_checked passes on to check() instead of making the same grid twice.
-Schedule generate_on_grid(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options,
-                          std::shared_ptr<const BlockGrid>& grid_used) {
+void require_generatable(const Problem& problem, const GeneratorOptions& options) {
   problem.validate();
   if (options.gpus < 1) throw UserError("--gpus must be at least 1, got " + std::to_string(options.gpus));
   require_tokens_per_gpu(problem, options.gpus);
+}
+
+// Checked before the grid (8 bytes per block) or any op is allocated.
+std::shared_ptr<const BlockGrid> make_grid(const std::string& algorithm, const Problem& problem,
+                                           const GeneratorOptions& options) {
+  require_schedule_memory(algorithm, problem, options);
+  return std::make_shared<const BlockGrid>(problem, options.layout.value_or(default_layout(problem)), options.gpus);
+}
+
+Schedule generate_on_grid(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options,
+                          std::shared_ptr<const BlockGrid>& grid_used) {
+  require_generatable(problem, options);
   if (algorithm == "file") {
     if (options.input_path.empty()) throw UserError("algorithm 'file' needs --input FILE (a schedule JSON)");
     return read_schedule_file(options.input_path);
   }
-  // Before the grid (8 bytes per block) or any op is allocated.
-  require_schedule_memory(algorithm, problem, options);
-  auto shared_grid = std::make_shared<const BlockGrid>(problem, options.layout.value_or(default_layout(problem)), options.gpus);
-  grid_used = shared_grid;
-  const BlockGrid& grid = *shared_grid;
+  grid_used = make_grid(algorithm, problem, options);
+  const BlockGrid& grid = *grid_used;
   if (algorithm == "ring") return generate_ring(problem, options, grid);
   if (algorithm == "all-gather") return generate_all_gather(problem, options, grid);
   if (algorithm == "ulysses") return generate_ulysses(problem, options, grid);
@@ -88,6 +97,21 @@ CheckedSchedule generate_checked(const std::string& algorithm, const Problem& pr
 GeneratedSchedule generate_unchecked(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options) {
   GeneratedSchedule generated;
   generated.schedule = generate_on_grid(algorithm, problem, options, generated.grid);
+  return generated;
+}
+
+PlannedMesh plan_mesh_unemitted(const Problem& problem, const GeneratorOptions& options) {
+  require_generatable(problem, options);
+  PlannedMesh planned;
+  planned.grid = make_grid("mesh", problem, options);
+  planned.program = plan_mesh_program(problem, options, *planned.grid);
+  return planned;
+}
+
+GeneratedSchedule emit_planned_mesh(PlannedMesh planned, const Problem& problem, const GeneratorOptions& options) {
+  GeneratedSchedule generated;
+  generated.schedule = emit_mesh_program(planned.program, problem, *planned.grid, options.gpus);
+  generated.grid = std::move(planned.grid);
   return generated;
 }
 

@@ -250,9 +250,11 @@ TileShape choose_mesh_tile(const Problem& problem, int32_t gpus) {
   return best;
 }
 
-Schedule generate_mesh(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid) {
+MeshProgram plan_mesh_program(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid) {
   const int32_t gpus = options.gpus;
-  TileShape tile = options.tile.value_or(choose_mesh_tile(problem, gpus));
+  MeshProgram program;
+  TileShape& tile = program.tile;
+  tile = options.tile.value_or(choose_mesh_tile(problem, gpus));
   if (static_cast<int64_t>(tile.first) * tile.second != gpus)
     throw UserError("--tile: mesh tile " + to_string(tile) + " covers " + std::to_string(int64_t{tile.first} * tile.second) +
                     " GPUs, not " + std::to_string(gpus) + ": a x b must equal --gpus");
@@ -263,7 +265,8 @@ Schedule generate_mesh(const Problem& problem, const GeneratorOptions& options, 
                     "scenario layer (tessera schedule, cost, simulate, sweep), which searches the orders");
   if (!optimal && options.mesh_hops) throw UserError("mesh hop orders are planned for variant 'optimal' only");
   const MeshOrder order = optimal ? MeshOrder::explicit_order : parse_mesh_order(options.variant);
-  std::string variant = to_string(tile) + " " + to_string(grid.layout());
+  std::string& variant = program.variant;
+  variant = to_string(tile) + " " + to_string(grid.layout());
   if (optimal) {
     // The orders planned, forward then backward ('-' for a pass without hops).
     std::string orders;
@@ -276,8 +279,6 @@ Schedule generate_mesh(const Problem& problem, const GeneratorOptions& options, 
   } else if (order != MeshOrder::greedy) {
     variant += " " + to_string(order);
   }
-  ScheduleBuilder builder("mesh", variant, problem, grid.layout(), gpus);
-  std::vector<std::pair<Pass, std::vector<MeshPhase>>> plans;
   for (Pass pass : {Pass::forward, Pass::backward}) {
     if (pass == Pass::forward ? !problem.has_forward() : !problem.has_backward()) continue;
     const bool backward = pass == Pass::backward;
@@ -289,26 +290,35 @@ Schedule generate_mesh(const Problem& problem, const GeneratorOptions& options, 
     } catch (const std::invalid_argument& error) {
       throw UserError(std::string(error.what()) + " (tile " + to_string(tile) + ")");
     }
-    plans.emplace_back(pass, std::move(phases));
+    program.plans.emplace_back(pass, std::move(phases));
   }
   // Mesh caches the chunks its plan still needs (a tile's worth at most, as the paper says);
   // beyond that, its rings run ahead no further than every other schedule's (--buffers).
-  int32_t q_buffers = 0, kv_buffers = 0;
   if (options.buffers > 0) {
-    q_buffers = kv_buffers = options.buffers;
-    for (const auto& [pass, phases] : plans) {
-      q_buffers = std::max(q_buffers, buffers_needed(phases, MeshPhase::Step::q, tile.first));
-      kv_buffers = std::max(kv_buffers, buffers_needed(phases, MeshPhase::Step::kv, tile.second));
+    program.q_buffers = program.kv_buffers = options.buffers;
+    for (const auto& [pass, phases] : program.plans) {
+      program.q_buffers = std::max(program.q_buffers, buffers_needed(phases, MeshPhase::Step::q, tile.first));
+      program.kv_buffers = std::max(program.kv_buffers, buffers_needed(phases, MeshPhase::Step::kv, tile.second));
     }
   }
-  MeshEmitter emitter(builder, grid, MeshGeometry{tile.first, tile.second}, q_buffers, kv_buffers);
-  for (const auto& [pass, phases] : plans) {
+  return program;
+}
+
+Schedule emit_mesh_program(const MeshProgram& program, const Problem& problem, const BlockGrid& grid, int32_t gpus) {
+  ScheduleBuilder builder("mesh", program.variant, problem, grid.layout(), gpus);
+  MeshEmitter emitter(builder, grid, MeshGeometry{program.tile.first, program.tile.second}, program.q_buffers,
+                      program.kv_buffers);
+  for (const auto& [pass, phases] : program.plans) {
     builder.set_pass(pass);
     for (int32_t gpu = 0; gpu < gpus; ++gpu) emitter.emit(gpu, pass, phases);
   }
   Schedule schedule = builder.finish();
-  schedule.tile = tile;
+  schedule.tile = program.tile;
   return schedule;
+}
+
+Schedule generate_mesh(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid) {
+  return emit_mesh_program(plan_mesh_program(problem, options, grid), problem, grid, options.gpus);
 }
 
 }  // namespace tessera::schedules

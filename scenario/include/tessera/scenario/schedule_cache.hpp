@@ -10,9 +10,10 @@
 // generator does not read it (schedules::generator_reads_batch: all but Mesh): one entry serves
 // every batch size, handed out through schedules::with_batch. Mesh is keyed by the batch, but
 // its plan seldom changes with it (compute grows with the batch, a hop's latency does not, and
-// the order flips only near where they cross): a Mesh generated for a batch whose program equals
-// one held for another batch shares that one's check and analysis (same_program, with_batch)
-// instead of checking again. Schedules read from a file
+// the order flips only near where they cross): a Mesh planned for a batch whose plan equals the
+// plan of one held for another batch (schedules::MeshProgram, which alone decides its ops) shares
+// that one's ops, check and analysis (with_batch) instead of emitting and checking again.
+// Schedules read from a file
 // (algorithms "file" and "assignment") are never held: the file is an input the key cannot see.
 //
 // Thread-safe, one build per key: a thread asking for a key another thread is building waits
@@ -32,6 +33,7 @@
 #include <vector>
 
 #include "tessera/schedules/checker.hpp"
+#include "tessera/schedules/mesh_plan.hpp"
 #include "tessera/schedules/generators.hpp"
 
 namespace tessera::scenario {
@@ -94,11 +96,15 @@ class ScheduleCache {
 
  private:
   struct Entry;
-  // Generates and checks, or for a generator that reads the batch, shares the check of an equal
-  // program held for another batch (setting `shared`).
+  // Generates and checks, or for Mesh, whose planner reads the batch, shares the check of the
+  // program held for another batch whose plan is equal (setting `shared`); a Mesh emitted here
+  // hands back its plan in `program`.
   schedules::CheckedSchedule build(const std::string& algorithm, const Problem& problem,
-                                   const schedules::GeneratorOptions& options, const ScheduleKey& key, bool& shared);
-  std::vector<schedules::CheckedSchedule> held_programs(const ScheduleKey& batchless);
+                                   const schedules::GeneratorOptions& options, const ScheduleKey& key, bool& shared,
+                                   std::shared_ptr<const schedules::MeshProgram>& program);
+  // The held programs of a batchless key, each with its plan.
+  std::vector<std::pair<schedules::CheckedSchedule, std::shared_ptr<const schedules::MeshProgram>>> held_programs(
+      const ScheduleKey& batchless);
   void account(const ScheduleKey& key, size_t bytes);  // with mutex_ held
   size_t max_bytes_;
   mutable std::mutex mutex_;

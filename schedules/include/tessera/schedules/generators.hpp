@@ -106,7 +106,7 @@ Schedule generate_all_gather(const Problem& problem, const GeneratorOptions& opt
 Schedule generate_ulysses(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);
 Schedule generate_usp(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);
 Schedule generate_attention2d(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);
-Schedule generate_mesh(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);
+Schedule generate_mesh(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);  // and mesh_plan.hpp
 Schedule generate_from_assignment(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);
 
 // The mesh tile a x b (a * b = gpus) that moves the fewest bytes per GPU for the problem.

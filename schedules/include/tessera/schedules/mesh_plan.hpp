@@ -13,6 +13,8 @@
 //     leaves, so they wait; among the others, rows (backward: alternately rows and columns)
 //     closest to completion go first, so their partials can leave early.
 #include <cstdint>
+#include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -35,8 +37,10 @@ struct MeshPhase {
     int32_t column = 0;    // relative column
     bool completes_row = false;     // after this block, the row's partial may leave (row != 0)
     bool completes_column = false;  // backward: the column's dK/dV partial may leave (column != 0)
+    friend bool operator==(const Item&, const Item&) = default;
   };
   std::vector<Item> blocks;  // computed, in order, while the hop is in flight
+  friend bool operator==(const MeshPhase&, const MeshPhase&) = default;
 };
 
 // The order policy. `greedy` is the plan above. The two simple orders it is compared with:
@@ -75,5 +79,31 @@ inline constexpr const char* kMeshSearchLimit = "a, b <= 4, or 2x8 or 8x2";
 // each ring (fixed cost plus bytes over the ring's narrowest link) and a block at its
 // mask-exact mean work.
 MeshCosts mesh_plan_costs(const Problem& problem, const BlockGrid& grid, bool backward, const PlanHardware& hardware);
+
+// Mesh's generator in its two halves. Its plan (the tile, each pass's hops and the blocks under
+// each, the buffers) is all its ops depend on besides the problem's shape, and the planner is
+// the only part of any generator but the assignment's that reads the batch (it weighs a hop's
+// bytes and a block's FLOPs, which the batch scales, against a latency, which it does not). So
+// problems that differ only in the batch and plan alike get the same ops: the schedule cache
+// compares plans, and emits and checks a Mesh only for a plan it does not hold yet
+// (scenario/schedule_cache.hpp).
+struct MeshProgram {
+  TileShape tile;
+  std::string variant;  // the schedule's variant: tile, layout, order
+  std::vector<std::pair<Pass, std::vector<MeshPhase>>> plans;
+  int32_t q_buffers = 0, kv_buffers = 0;  // per ring stream (0: unbounded)
+  friend bool operator==(const MeshProgram&, const MeshProgram&) = default;
+};
+MeshProgram plan_mesh_program(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);
+Schedule emit_mesh_program(const MeshProgram& program, const Problem& problem, const BlockGrid& grid, int32_t gpus);
+
+// generate_unchecked("mesh", ...) stopped before the ops: the validated problem's grid and plan.
+struct PlannedMesh {
+  std::shared_ptr<const BlockGrid> grid;
+  MeshProgram program;
+};
+PlannedMesh plan_mesh_unemitted(const Problem& problem, const GeneratorOptions& options);
+// The rest of generate_unchecked("mesh", ...): the same schedule and grid.
+GeneratedSchedule emit_planned_mesh(PlannedMesh planned, const Problem& problem, const GeneratorOptions& options);
 
 }  // namespace tessera::schedules
