@@ -12,6 +12,7 @@
 #include "file_io.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/json_io.hpp"
+#include "tessera/sweep/json_line.hpp"
 #include "tessera/sweep/results.hpp"
 
 namespace tessera::sweep {
@@ -46,7 +47,27 @@ const char* kRemedy = "remove that line to evaluate its point again, or delete t
 }  // namespace
 
 std::string journal_line(size_t index, const std::string& hash, const Row& row) {
-  return json_text(json{{"index", index}, {"inputs_hash", hash}, {"row", row}}) + "\n";
+  // Written directly (json_line.hpp): the same bytes as json_text of the object
+  // {"index": N, "inputs_hash": "...", "row": [...]}, whose keys a JSON object keeps sorted.
+  size_t length = 48 + hash.size();
+  for (const std::string& cell : row) length += cell.size() + 3;
+  std::string line;
+  line.reserve(length);
+  line += "{\"index\":";
+  append_json_unsigned(line, index);
+  line += ",\"inputs_hash\":";
+  append_json_string(line, hash);
+  line += ",\"row\":[";
+  for (size_t cell = 0; cell < row.size(); ++cell) {
+    if (cell > 0) line += ',';
+    append_json_string(line, row[cell]);
+  }
+  line += "]}\n";
+  return line;
+}
+
+void as_journaled(Row& row) {
+  for (std::string& cell : row) replace_invalid_utf8(cell);
 }
 
 std::vector<Entry> Journal::read_and_repair(size_t point_count) const {

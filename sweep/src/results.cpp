@@ -3,23 +3,24 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
 
 #include "file_io.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/json_io.hpp"
 #include "tessera/core/problem.hpp"  // parse_count
+#include "tessera/sweep/json_line.hpp"
 
 namespace tessera::sweep {
 
-using nlohmann::json;
 
 namespace {
 
@@ -75,34 +76,88 @@ std::string csv_header() {
 }
 
 std::string csv_row(const Row& row) {
+  // Appended in place: a string per cell was a good part of the time this took.
+  size_t length = row.size() + 1;
+  for (const std::string& cell : row) length += cell.size();
   std::string line;
-  for (size_t index = 0; index < row.size(); ++index) line += (index ? "," : "") + csv_cell(row[index]);
-  return line + "\n";
+  line.reserve(length);
+  for (size_t index = 0; index < row.size(); ++index) {
+    if (index > 0) line += ',';
+    const std::string& cell = row[index];
+    if (cell.find_first_of(",\"\n") == std::string::npos) {
+      line += cell;
+    } else {
+      line += csv_cell(cell);
+    }
+  }
+  line += '\n';
+  return line;
 }
 
-std::string jsonl_row(const Row& row) {
+namespace {
+
+// The result columns in the order of their names, each with its key as JSON text ("name":):
+// a JSON object keeps its keys sorted, so that is the order json_text wrote them in.
+struct JsonKey {
+  size_t column = 0;
+  std::string text;
+};
+
+std::vector<JsonKey> make_json_keys() {
   const auto& columns = result_columns();
-  json object = json::object();
-  for (size_t index = 0; index < row.size(); ++index) {
-    if (row[index].empty()) continue;
-    if (columns[index].numeric) {
-      try {
-        size_t used = 0;
-        const double value = std::stod(row[index], &used);
-        if (used == row[index].size()) {
-          // The range test first: casting a double past int64's range is undefined.
-          if (std::abs(value) < 9e15 && value == static_cast<double>(static_cast<int64_t>(value)))
-            object[columns[index].name] = static_cast<int64_t>(value);
-          else
-            object[columns[index].name] = value;
-          continue;
-        }
-      } catch (const std::exception&) {
-      }
-    }
-    object[columns[index].name] = row[index];
+  std::vector<JsonKey> keys;
+  for (size_t index = 0; index < columns.size(); ++index) {
+    JsonKey key{index, ""};
+    append_json_string(key.text, columns[index].name);
+    key.text += ':';
+    keys.push_back(std::move(key));
   }
-  return json_text(object) + "\n";
+  std::sort(keys.begin(), keys.end(),
+            [&](const JsonKey& x, const JsonKey& y) { return columns[x.column].name < columns[y.column].name; });
+  return keys;
+}
+
+const std::vector<JsonKey>& json_keys() {
+  static const std::vector<JsonKey> keys = make_json_keys();
+  return keys;
+}
+
+// A numeric column's cell as a JSON number when all of it reads as one (a whole number below
+// 9e15 as an integer, so 4 stays 4 and not 4.0), else as a string.
+void append_json_cell(std::string& line, const std::string& cell, bool numeric) {
+  if (numeric) {
+    try {
+      size_t used = 0;
+      const double value = std::stod(cell, &used);
+      if (used == cell.size()) {
+        // The range test first: casting a double past int64's range is undefined.
+        if (std::abs(value) < 9e15 && value == static_cast<double>(static_cast<int64_t>(value)))
+          append_json_integer(line, static_cast<int64_t>(value));
+        else
+          append_json_double(line, value);
+        return;
+      }
+    } catch (const std::exception&) {
+    }
+  }
+  append_json_string(line, cell);
+}
+
+}  // namespace
+
+std::string jsonl_row(const Row& row) {
+  // Written directly (json_line.hpp): the same bytes as json_text of the object of the row's
+  // non-empty cells, without building that object.
+  const auto& columns = result_columns();
+  std::string line = "{";
+  for (const JsonKey& key : json_keys()) {
+    if (key.column >= row.size() || row[key.column].empty()) continue;
+    if (line.size() > 1) line += ',';
+    line += key.text;
+    append_json_cell(line, row[key.column], columns[key.column].numeric);
+  }
+  line += "}\n";
+  return line;
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {
