@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -177,10 +178,27 @@ TEST_CASE("journal and results.jsonl lines are the bytes a dumped JSON object ga
   REQUIRE(names.size() == columns.size());  // one key per column, as in a JSON object
 
   // Cells a numeric column may hold, read as numbers or kept as text.
-  const std::vector<std::string> numeric_cells = {"", "0", "4", "-0", "1.5", "0.1", "1e-05", "1e+20", "9e15",
-                                                  "8999999999999999", "-3.25e-300", "4.9e-324", "1e999", "nan",
-                                                  "-inf", "infinity", " 5", "0x10", "12abc", "abc", "1K"};
+  // Text std::stod reads in part, in full, or not at all, near the ends of double's range
+  // (where it throws), and the forms format_number and printf write.
+  std::vector<std::string> numeric_cells = {
+      "", "0", "4", "-0", "-0.0", "007", "1.5", "0.1", "1e-05", "1e+20", "1E5", "1e5", "9e15", "8999999999999999",
+      "9007199254740993", "-3.25e-300", "2.2250738585072014e-308", "2.2250738585072011e-308", "4.9e-324", "1e-400",
+      "0e-400", "0.000e99999", "1e999", "1.7976931348623157e308", "1.7976931348623159e308", "1e00001", "1e-0005",
+      "nan", "-inf", "infinity", "NaN", " 5", "5 ", "+5", "0x10", "0x1p3", ".5", "5.", "-.5", "1e", "1e+", "-", "--1",
+      "1,5", "12abc", "abc", "1K", "1_000", "\xC3\xA9", "1e5\n"};
   std::mt19937_64 random(18);
+  std::uniform_real_distribution<double> exponent(-310, 310);
+  for (int k = 0; k < 400; ++k) {
+    const double value = std::pow(10.0, exponent(random)) * (k % 3 == 0 ? -1 : 1);
+    char text[64];
+    numeric_cells.push_back(format_number(value));
+    std::snprintf(text, sizeof text, "%.17g", value);
+    numeric_cells.push_back(text);
+    std::snprintf(text, sizeof text, "%.3e", value);
+    numeric_cells.push_back(text);
+    std::snprintf(text, sizeof text, "%.0f", std::fmod(value, 1e18));
+    numeric_cells.push_back(text);
+  }
   std::uniform_int_distribution<size_t> pick_numeric(0, numeric_cells.size() - 1);
   for (int trial = 0; trial < 2000; ++trial) {
     Row row(columns.size());
