@@ -235,3 +235,93 @@ TEST_CASE("a row kept in memory is the row its journal line reads back as", "[sw
   CHECK(row[column_index("schedule")] == "caf\xC3\xA9 " + kFffd);
   CHECK(entries[0].row == row);
 }
+
+namespace {
+
+std::filesystem::path journal_scratch(const std::string& name) {
+  const auto dir = std::filesystem::path(SWEEP_SCRATCH) / ("lib-json_line-" + name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir / "journal.jsonl";
+}
+
+const std::string kHash = "0123456789abcdef";
+
+}  // namespace
+
+TEST_CASE("the journal reads back each row it was written, awkward cells included", "[sweep][json_line]") {
+  const auto path = journal_scratch("roundtrip");
+  const Journal journal(path.string(), kHash);
+  std::mt19937_64 random(18);
+  std::vector<Row> rows;
+  std::string lines;
+  for (size_t index = 0; index < 300; ++index) {
+    Row row(result_columns().size());
+    for (std::string& cell : row) cell = random() % 2 ? random_text(random, 6) : std::string();
+    if (index % 3 == 0)  // only ASCII: the lines a sweep writes most
+      for (std::string& cell : row)
+        for (char& c : cell) c = static_cast<char>(static_cast<unsigned char>(c) & 0x7F);
+    lines += journal_line(index * 7, kHash, row);
+    as_journaled(row);
+    rows.push_back(row);
+  }
+  journal.append(lines);
+  const auto entries = journal.read_and_repair(300 * 7);
+  REQUIRE(entries.size() == rows.size());
+  for (size_t k = 0; k < rows.size(); ++k) {
+    INFO("row " << k);
+    CHECK(entries[k].index == k * 7);
+    CHECK(entries[k].row == rows[k]);
+  }
+}
+
+TEST_CASE("the journal reads valid lines in another layout, and refuses near misses as before",
+          "[sweep][json_line]") {
+  const size_t columns = result_columns().size();
+  Row row(columns);
+  row[0] = "A/\xC3\xA9\x1f\xF0\x9F\x98\x80";
+  const std::string cells = [&] {
+    std::string text = "[\"\\u0041\\/\\u00e9\\u001F\\ud83d\\ude00\"";
+    for (size_t k = 1; k < columns; ++k) text += ", \"\"";
+    return text + "]";
+  }();
+  // Keys in another order, spaces, escapes journal_line does not write: all valid JSON.
+  const std::string other_layout = "{ \"row\": " + cells + ", \"index\" : 5, \"inputs_hash\": \"" + kHash + "\" }\n";
+  {
+    const auto path = journal_scratch("layout");
+    const Journal journal(path.string(), kHash);
+    journal.append(other_layout);
+    const auto entries = journal.read_and_repair(6);
+    REQUIRE(entries.size() == 1);
+    CHECK(entries[0].index == 5);
+    CHECK(entries[0].row == row);
+  }
+  // Lines that differ from a written one by a little: each refused with the message the JSON
+  // reader gives, naming the file and line.
+  Row plain(columns, "x");
+  const std::string good = journal_line(1, kHash, plain);
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string text = good;
+    const size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    return text.replace(at, from.size(), to);
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {with("[\"x\"", "[\"x\ty\""), ":2: not a journal line: not valid JSON"},   // a raw tab in a cell
+      {with("[\"x\"", "[\"x\\q\""), ":2: not a journal line: not valid JSON"},   // no such escape
+      {with("[\"x\"", "[\"x\xff\""), ":2: not a journal line: not valid JSON"},  // not UTF-8
+      {with("\"index\":1", "\"index\":01"), ":2: not a journal line: not valid JSON"},
+      {with("\"index\":1", "\"index\":1000000000000000000000"), ":2: index: "},
+      {with("\"index\":1", "\"index\":9"), ":2: index: point 9 does not belong to this sweep of 9 points"},
+      {with("[\"x\",", "["), ":2: row: expected " + std::to_string(columns) + " cells"},
+      {with("0123456789abcdef", "0123456789abcdeF"), ":2: written for other inputs"},
+      {good, ":2: index: point 1 is already on line 1"},
+  };
+  for (const auto& [line, message] : cases) {
+    INFO(line);
+    const auto path = journal_scratch("miss");
+    const Journal journal(path.string(), kHash);
+    journal.append(good + line);
+    CHECK_THROWS_WITH(journal.read_and_repair(9), Catch::Contains(path.string() + message));
+  }
+}
