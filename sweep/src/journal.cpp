@@ -47,7 +47,7 @@ size_t undamaged_length(const std::string& text) {
 // {"index":N,"inputs_hash":"HASH","row":["...",...]} with N below point_count, one cell per
 // column, and in the cells only the escapes journal_line writes. Anything else (another
 // spacing or key order, other inputs, other escapes, text beyond ASCII, a damaged or wrong
-// line) returns false, and the line is read by the general JSON reader, which accepts every
+// line) returns false, and the line is read by read_json_line, which accepts every
 // valid journal line and words every error: this path only saves its time (most of a resume's,
 // for a journal of many points), it decides nothing.
 bool read_written_line(std::string_view line, const std::string& hash, size_t point_count, size_t columns,
@@ -114,6 +114,39 @@ bool read_written_line(std::string_view line, const std::string& hash, size_t po
 
 const char* kRemedy = "remove that line to evaluate its point again, or delete the directory to start over";
 
+// Reads any journal line (the JSON reader): an object of index, inputs_hash and row, in any
+// layout, checked field by field. UserError "WHERE: ..." naming what is wrong.
+void read_json_line(std::string_view written, const std::string& where, const std::string& this_hash,
+                    size_t point_count, size_t columns, size_t& index, Row& row) {
+  const JsonReader reader(where);
+  const json parsed = json::parse(written.begin(), written.end(), nullptr, false);
+  if (parsed.is_discarded())
+    reader.fail("", std::string("not a journal line: not valid JSON (expected {\"index\": N, \"inputs_hash\": "
+                                "\"...\", \"row\": [...]}); ") + kRemedy);
+  reader.object(parsed, "");
+  for (const auto& [key, value] : parsed.items())
+    if (key != "index" && key != "inputs_hash" && key != "row")
+      reader.fail(tessera::quoted(key), "unexpected field (a journal line has index, inputs_hash and row); " +
+                                   std::string(kRemedy));
+  const std::string hash = reader.text(reader.field(parsed, "", "inputs_hash"), "inputs_hash");
+  if (hash != this_hash)
+    throw UserError(where + ": written for other inputs (inputs hash " + tessera::quoted(hash) + ", this run " +
+                    this_hash + "): the spec, a topology file or the tool version changed; use another --out "
+                    "directory or delete this one");
+  index = static_cast<size_t>(reader.integer(reader.field(parsed, "", "index"), "index", 0, INT64_MAX));
+  if (index >= point_count)
+    reader.fail("index", "point " + std::to_string(index) + " does not belong to this sweep of " +
+                             std::to_string(point_count) + " points");
+  const json& cells = reader.array(reader.field(parsed, "", "row"), "row");
+  if (cells.size() != columns)
+    reader.fail("row", "expected " + std::to_string(columns) + " cells (one per result column), got " +
+                           std::to_string(cells.size()));
+  row.clear();
+  row.reserve(columns);
+  for (size_t cell = 0; cell < cells.size(); ++cell)
+    row.push_back(reader.text(cells[cell], JsonReader::path_of("row", cell)));
+}
+
 }  // namespace
 
 std::string journal_line(size_t index, const std::string& hash, const Row& row) {
@@ -159,51 +192,16 @@ std::vector<Entry> Journal::read_and_repair(size_t point_count) const {
     const size_t stop = text.find('\n', start);
     ++line;
     const std::string_view written(text.data() + start, stop - start);
+    start = stop + 1;
     size_t index = 0;
     Row row;
-    if (read_written_line(written, hash_, point_count, columns, index, row)) {
-      start = stop + 1;
-      const auto [previous, inserted] = line_of_index.try_emplace(index, line);
-      if (!inserted)
-        JsonReader(path_ + ":" + std::to_string(line))
-            .fail("index", "point " + std::to_string(index) + " is already on line " +
-                               std::to_string(previous->second) + " (a journal holds each point once); " + kRemedy);
-      entries.push_back({index, std::move(row)});
-      continue;
-    }
-    const std::string where = path_ + ":" + std::to_string(line);
-    const JsonReader reader(where);
-    const json parsed = json::parse(written.begin(), written.end(), nullptr, false);
-    start = stop + 1;
-    if (parsed.is_discarded())
-      reader.fail("", std::string("not a journal line: not valid JSON (expected {\"index\": N, \"inputs_hash\": "
-                                  "\"...\", \"row\": [...]}); ") + kRemedy);
-    reader.object(parsed, "");
-    for (const auto& [key, value] : parsed.items())
-      if (key != "index" && key != "inputs_hash" && key != "row")
-        reader.fail(tessera::quoted(key), "unexpected field (a journal line has index, inputs_hash and row); " +
-                                     std::string(kRemedy));
-    const std::string hash = reader.text(reader.field(parsed, "", "inputs_hash"), "inputs_hash");
-    if (hash != hash_)
-      throw UserError(where + ": written for other inputs (inputs hash " + tessera::quoted(hash) + ", this run " + hash_ +
-                      "): the spec, a topology file or the tool version changed; use another --out directory or "
-                      "delete this one");
-    index = static_cast<size_t>(reader.integer(reader.field(parsed, "", "index"), "index", 0, INT64_MAX));
-    if (index >= point_count)
-      reader.fail("index", "point " + std::to_string(index) + " does not belong to this sweep of " +
-                               std::to_string(point_count) + " points");
-    const json& cells = reader.array(reader.field(parsed, "", "row"), "row");
-    if (cells.size() != columns)
-      reader.fail("row", "expected " + std::to_string(columns) + " cells (one per result column), got " +
-                             std::to_string(cells.size()));
-    row.clear();
-    row.reserve(columns);
-    for (size_t cell = 0; cell < cells.size(); ++cell)
-      row.push_back(reader.text(cells[cell], JsonReader::path_of("row", cell)));
+    if (!read_written_line(written, hash_, point_count, columns, index, row))
+      read_json_line(written, path_ + ":" + std::to_string(line), hash_, point_count, columns, index, row);
     const auto [previous, inserted] = line_of_index.try_emplace(index, line);
     if (!inserted)
-      reader.fail("index", "point " + std::to_string(index) + " is already on line " +
-                               std::to_string(previous->second) + " (a journal holds each point once); " + kRemedy);
+      JsonReader(path_ + ":" + std::to_string(line))
+          .fail("index", "point " + std::to_string(index) + " is already on line " +
+                             std::to_string(previous->second) + " (a journal holds each point once); " + kRemedy);
     entries.push_back({index, std::move(row)});
   }
   return entries;
