@@ -3,23 +3,26 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
 
 #include "file_io.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/json_io.hpp"
 #include "tessera/core/problem.hpp"  // parse_count
+#include "tessera/sweep/json_line.hpp"
 
 namespace tessera::sweep {
 
-using nlohmann::json;
 
 namespace {
 
@@ -75,34 +78,127 @@ std::string csv_header() {
 }
 
 std::string csv_row(const Row& row) {
+  // Appended in place: a string per cell was a good part of the time this took.
+  size_t length = row.size() + 1;
+  for (const std::string& cell : row) length += cell.size();
   std::string line;
-  for (size_t index = 0; index < row.size(); ++index) line += (index ? "," : "") + csv_cell(row[index]);
-  return line + "\n";
+  line.reserve(length);
+  for (size_t index = 0; index < row.size(); ++index) {
+    if (index > 0) line += ',';
+    const std::string& cell = row[index];
+    // One pass over the (short) cell, not a library search per special character.
+    const bool plain = std::none_of(cell.begin(), cell.end(), [](char c) { return c == ',' || c == '"' || c == '\n'; });
+    if (plain)
+      line += cell;
+    else
+      line += csv_cell(cell);
+  }
+  line += '\n';
+  return line;
 }
 
-std::string jsonl_row(const Row& row) {
+namespace {
+
+// The result columns in the order of their names, each with its key as JSON text ("name":):
+// a JSON object keeps its keys sorted, so that is the order json_text wrote them in.
+struct JsonKey {
+  size_t column = 0;
+  std::string text;
+};
+
+std::vector<JsonKey> make_json_keys() {
   const auto& columns = result_columns();
-  json object = json::object();
-  for (size_t index = 0; index < row.size(); ++index) {
-    if (row[index].empty()) continue;
-    if (columns[index].numeric) {
-      try {
-        size_t used = 0;
-        const double value = std::stod(row[index], &used);
-        if (used == row[index].size()) {
-          // The range test first: casting a double past int64's range is undefined.
-          if (std::abs(value) < 9e15 && value == static_cast<double>(static_cast<int64_t>(value)))
-            object[columns[index].name] = static_cast<int64_t>(value);
-          else
-            object[columns[index].name] = value;
-          continue;
-        }
-      } catch (const std::exception&) {
-      }
-    }
-    object[columns[index].name] = row[index];
+  std::vector<JsonKey> keys;
+  for (size_t index = 0; index < columns.size(); ++index) {
+    JsonKey key{index, ""};
+    append_json_string(key.text, columns[index].name);
+    key.text += ':';
+    keys.push_back(std::move(key));
   }
-  return json_text(object) + "\n";
+  std::sort(keys.begin(), keys.end(),
+            [&](const JsonKey& x, const JsonKey& y) { return columns[x.column].name < columns[y.column].name; });
+  return keys;
+}
+
+const std::vector<JsonKey>& json_keys() {
+  static const std::vector<JsonKey> keys = make_json_keys();
+  return keys;
+}
+
+// What std::stod reads from all of CELL: false when it reads nothing, or not all of it, or the
+// number is out of double's range (stod throws). The cells tessera writes ([-]digits, with a
+// fraction or an exponent) are read by std::from_chars, which gives the same correctly rounded
+// double as strtod in the C locale tessera runs in, at a fraction of its cost (strtod was most of writing a row); any other
+// text (spaces, '+', hex, inf, nan, '.5') and any result near the ends of double's range (where
+// strtod reports ERANGE) is read by std::stod itself.
+bool whole_cell_number(const std::string& cell, double& value) {
+  size_t at = 0;
+  auto digits = [&] {
+    const size_t start = at;
+    while (at < cell.size() && cell[at] >= '0' && cell[at] <= '9') ++at;
+    return at - start;
+  };
+  if (at < cell.size() && cell[at] == '-') ++at;
+  const size_t mantissa_start = at;
+  bool simple = digits() > 0;
+  if (simple && at < cell.size() && cell[at] == '.') {
+    ++at;
+    simple = digits() > 0;
+  }
+  const size_t mantissa_end = at;
+  if (simple && at < cell.size() && (cell[at] == 'e' || cell[at] == 'E')) {
+    ++at;
+    if (at < cell.size() && (cell[at] == '+' || cell[at] == '-')) ++at;
+    const size_t exponent_digits = digits();
+    simple = exponent_digits > 0 && exponent_digits <= 4;
+  }
+  if (simple && at == cell.size()) {
+    const char* end = cell.data() + cell.size();
+    const auto result = std::from_chars(cell.data(), end, value);
+    const bool nonzero_digit = cell.find_first_of("123456789", mantissa_start) < mantissa_end;
+    if (result.ec == std::errc() && result.ptr == end && std::isfinite(value) &&
+        (value == 0 ? !nonzero_digit : std::abs(value) >= std::numeric_limits<double>::min()))
+      return true;
+  }
+  try {
+    size_t used = 0;
+    value = std::stod(cell, &used);
+    return used == cell.size();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// A numeric column's cell as a JSON number when all of it reads as one (a whole number below
+// 9e15 as an integer, so 4 stays 4 and not 4.0), else as a string.
+void append_json_cell(std::string& line, const std::string& cell, bool numeric) {
+  double value = 0;
+  if (numeric && whole_cell_number(cell, value)) {
+    // The range test first: casting a double past int64's range is undefined.
+    if (std::abs(value) < 9e15 && value == static_cast<double>(static_cast<int64_t>(value)))
+      append_json_integer(line, static_cast<int64_t>(value));
+    else
+      append_json_double(line, value);
+    return;
+  }
+  append_json_string(line, cell);
+}
+
+}  // namespace
+
+std::string jsonl_row(const Row& row) {
+  // Written directly (json_line.hpp): the same bytes as json_text of the object of the row's
+  // non-empty cells, without building that object.
+  const auto& columns = result_columns();
+  std::string line = "{";
+  for (const JsonKey& key : json_keys()) {
+    if (key.column >= row.size() || row[key.column].empty()) continue;
+    if (line.size() > 1) line += ',';
+    line += key.text;
+    append_json_cell(line, row[key.column], columns[key.column].numeric);
+  }
+  line += "}\n";
+  return line;
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {

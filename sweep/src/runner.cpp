@@ -142,6 +142,13 @@ RunSummary run_sweep(const std::string& spec_path, const RunOptions& options, Co
   summary.journal = (dir / "journal.jsonl").string();
   const Journal journal(summary.journal, summary.inputs_hash);
   std::optional<JournalWriter> writer;  // rank 0's
+  // On one rank, the rows the tables are made of, kept instead of read back from the journal at
+  // the end: those the journal held when the run started (read below, to know what is left to
+  // do) and those this run appends (kept as they will read back: as_journaled). Together they
+  // are what the journal holds at the end, because this run's appends are its only writes: a
+  // failed append cuts the file back to its last whole line and stops the run before the
+  // tables are made. Several ranks read the journal back at the end instead.
+  std::vector<Entry> rows;
   std::vector<size_t> todo = decode(shared(communicator, [&] {
     std::error_code error;
     std::filesystem::create_directories(dir, error);
@@ -152,7 +159,9 @@ RunSummary run_sweep(const std::string& spec_path, const RunOptions& options, Co
     if (std::filesystem::exists(meta_path, error))
       check_previous_state(meta_path.string(), options.out_dir, summary.inputs_hash, points.size());
     std::vector<bool> done(points.size(), false);
-    for (const Entry& entry : journal.read_and_repair(points.size())) done[entry.index] = true;
+    rows = journal.read_and_repair(points.size());
+    for (const Entry& entry : rows) done[entry.index] = true;
+    if (ranks > 1) std::vector<Entry>().swap(rows);  // read back at the end
     std::vector<size_t> remaining;
     for (size_t index = 0; index < points.size(); ++index)
       if (!done[index]) remaining.push_back(index);
@@ -180,13 +189,17 @@ RunSummary run_sweep(const std::string& spec_path, const RunOptions& options, Co
     const StopSignals signals(options.stop_on_signals);
     std::mutex mutex;
     std::atomic<bool> stop{false};
+    rows.reserve(rows.size() + todo.size());  // keeping a row after its append cannot fail
     // Nothing leaves a worker: a failure is recorded, and no point starts after it.
     parallel_for(todo.size(), jobs, [&](size_t position) {
       if (stop.load() || signals.received() != 0) return;
+      const size_t index = todo[position];
       std::string line;
+      Row row;
       try {
-        const size_t index = todo[position];
-        line = journal_line(index, summary.inputs_hash, evaluator.evaluate_safely(index, points.values(index)));
+        row = evaluator.evaluate_safely(index, points.values(index));
+        line = journal_line(index, summary.inputs_hash, row);
+        as_journaled(row);
       } catch (const std::exception& error) {
         std::lock_guard<std::mutex> lock(mutex);
         if (failure.empty()) failure = std::string("cannot journal a point: ") + error.what();
@@ -197,6 +210,7 @@ RunSummary run_sweep(const std::string& spec_path, const RunOptions& options, Co
       if (stop.load()) return;  // after a failed write nothing more is written
       try {
         writer->append(line, 1);
+        rows.push_back({index, std::move(row)});
         ++evaluated;
         progress.advance(1);
       } catch (const std::exception& error) {
@@ -274,7 +288,7 @@ RunSummary run_sweep(const std::string& spec_path, const RunOptions& options, Co
     writer.reset();  // synced and closed
     if (!failure.empty()) throw UserError(with_resume_hint(failure, rows_kept, summary.journal));
     try {
-      std::vector<Entry> entries = journal.read_and_repair(points.size());
+      std::vector<Entry> entries = ranks == 1 ? std::move(rows) : journal.read_and_repair(points.size());
       std::sort(entries.begin(), entries.end(), [](const Entry& x, const Entry& y) { return x.index < y.index; });
       std::string csv = csv_header(), jsonl;
       const size_t status = status_column();

@@ -405,6 +405,41 @@ TEST_CASE("infinite or NaN rates in a spec are refused naming the field; a name 
   check_one_line_naming(run("sweep raw.yaml -q --out raw", dir, "cd " + dir.string() + "; "), "raw.yaml:1: name:");
 }
 
+TEST_CASE("a cell that is not UTF-8 is in the tables as the journal reads it back, resumed or not",
+          "[sweep][faults][spec]") {
+  // The topology column holds the file's name: here a name with the byte FF, which JSON text
+  // cannot hold. The journal line has U+FFFD in its place, and so must the tables, whether a
+  // run makes them from the rows it keeps (one rank) or from the journal it resumed from.
+  const fs::path dir = scratch("utf8");
+  const std::string base = "fixed:\n  algo: ring\n  seq: 64K\n  gpus: 8\naxes:\n  - batch: [1, 2, 3]\n";
+  write(dir / "topo\xff.yaml", "name: box\ndimensions:\n  - {kind: switch, size: 8, bandwidth: 450GB/s, latency_us: 1}\n");
+  write(dir / "s.yaml", base + "  - topology: [\"topo\xff.yaml\"]\n");
+  const std::string prefix = "cd " + dir.string() + "; ";
+  REQUIRE(run("sweep s.yaml -q --out fresh", dir, prefix).exit_code == 0);
+  REQUIRE(run("sweep s.yaml -q --out resumed --limit 1", dir, prefix).exit_code == 0);
+  REQUIRE(run("sweep s.yaml -q --out resumed", dir, prefix).exit_code == 0);
+  for (const char* out : {"fresh", "resumed"}) {
+    INFO(out);
+    const std::string csv = slurp(dir / out / "results.csv"), jsonl = slurp(dir / out / "results.jsonl");
+    CHECK(count_lines(csv) == 4);
+    CHECK(csv.find("\xff") == std::string::npos);
+    CHECK(jsonl.find("\xff") == std::string::npos);
+    // Each row: ,topo<U+FFFD>.yaml, in the CSV and "topology":"topo<U+FFFD>.yaml" in the JSON lines.
+    size_t rows = 0;
+    for (size_t at = csv.find(",topo\xef\xbf\xbd.yaml,"); at != std::string::npos;
+         at = csv.find(",topo\xef\xbf\xbd.yaml,", at + 1))
+      ++rows;
+    CHECK(rows == 3);
+    CHECK(count_lines(jsonl) == 3);
+    rows = 0;
+    for (size_t at = jsonl.find("\"topology\":\"topo\xef\xbf\xbd.yaml\""); at != std::string::npos;
+         at = jsonl.find("\"topology\":\"topo\xef\xbf\xbd.yaml\"", at + 1))
+      ++rows;
+    CHECK(rows == 3);
+  }
+  CHECK(slurp(dir / "resumed" / "results.csv") == slurp(dir / "fresh" / "results.csv"));
+}
+
 TEST_CASE("a results table that does not parse is refused naming the file and line", "[sweep][faults][csv]") {
   const fs::path dir = scratch("csv");
   const std::string header = "index,gpus,algo,seq_tokens,status,time_s\n";

@@ -276,6 +276,9 @@ TEST_CASE("CSV and JSON lines: quoting, numbers, round trip", "[sweep][results]"
   CHECK(json.find("\"index\":3") != std::string::npos);
   CHECK(json.find("\"time_s\":0.25") != std::string::npos);
   CHECK(json.find("\"simulated_time_s\"") == std::string::npos);  // empty cells left out
+  // Quoted when a cell holds a comma, a quote (doubled) or a newline; an empty cell is nothing.
+  CHECK(csv_row({"plain", "a,b", "say \"hi\"", "a\nb", "", "x"}) ==
+        "plain,\"a,b\",\"say \"\"hi\"\"\",\"a\nb\",,x\n");
   CHECK(format_number(0.1) == "0.1");
   CHECK(format_number(939524096) == "939524096");
   CHECK_THROWS_AS(table.column("nope"), UserError);

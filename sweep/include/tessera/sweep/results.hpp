@@ -32,6 +32,9 @@ struct Entry {
 std::string inputs_hash(const Spec& spec, const std::string& tool_version);
 
 std::string journal_line(size_t index, const std::string& hash, const Row& row);  // with its '\n'
+// ROW as Journal::read_and_repair reads it back from its journal_line: the same cells, except
+// that an invalid UTF-8 sequence comes back as U+FFFD (the JSON writer replaces it).
+void as_journaled(Row& row);
 
 class Journal {
  public:
