@@ -150,9 +150,9 @@ struct Schedule {
 };
 
 // Whether two schedules make every GPU do the same: the same name, layout, GPUs, head groups,
-// streams, ops, blocks, items and collectives. Their problems are not compared: a caller that
-// holds one schedule's check and analysis (which read none of the problem's sizes) for another
-// problem matches the problems itself (scenario/schedule_cache.hpp, across batch sizes).
+// streams, ops, blocks, items and collectives. Their problems are not compared. The schedule
+// cache no longer calls it (it compares Mesh plans, schedules/mesh_plan.hpp); it is the reference
+// the tests hold that comparison against.
 bool same_program(const Schedule& a, const Schedule& b);
 
 // Heads of one head group, and key/value heads it needs (replicated when groups > kv heads).
