@@ -147,6 +147,13 @@ int main(int argc, char** argv) {
   calibrate->add_option("--concurrency", execute.concurrency,
                         "ranks sharing one device: measure the throughput of 1..this many concurrent blocks")
       ->capture_default_str();
+  calibrate->add_option("--max-block-spread", execute.max_block_spread_percent,
+                        "percent: time the blocks again while their widest interquartile range over the median is above "
+                        "this (the machine changed speed during the timing)")
+      ->capture_default_str();
+  calibrate->add_option("--block-attempts", execute.block_attempts,
+                        "timings of the blocks at most, the steadiest kept (1: never again; 1 to 20)")
+      ->capture_default_str();
   NcclImportFlags nccl;
   calibrate->add_option("--from-nccl-tests", nccl.files,
                         "fit the link figures to these nccl-tests output tables (all_reduce_perf, all_gather_perf, "

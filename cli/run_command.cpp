@@ -634,6 +634,11 @@ int calibrate(const ProblemFlags& problem_flags, const RunFlags& flags) {
   }
   if (flags.concurrency < 1 || flags.concurrency > 64)
     throw UserError("--concurrency: expected 1 to 64 concurrent blocks, got " + std::to_string(flags.concurrency));
+  if (flags.block_attempts < 1 || flags.block_attempts > 20)
+    throw UserError("--block-attempts: expected 1 to 20 timings of the blocks, got " + std::to_string(flags.block_attempts));
+  if (!(flags.max_block_spread_percent >= 0 && flags.max_block_spread_percent <= 1e4))
+    throw UserError("--max-block-spread: expected a percent from 0 to 10000, got " + format_fixed(flags.max_block_spread_percent, 2));
+  const backend::BlockRetiming retiming{flags.max_block_spread_percent / 100, flags.block_attempts};
   const bool terminal = isatty(STDERR_FILENO) != 0;
   ProgressLine progress(terminal ? &std::cerr : nullptr, 0, "steps");
   const backend::ComputeCalibration calibration = backend::calibrate_compute(
@@ -645,7 +650,7 @@ int calibrate(const ProblemFlags& problem_flags, const RunFlags& flags) {
         } else
           std::cerr << line << "\n";
       },
-      one_device, flags.concurrency);
+      one_device, flags.concurrency, retiming);
   progress.finish();
   write_calibration_file(flags.calibration, backend::calibration_file(calibration, executor->name(), shape));
   std::cout << "fitted rate " << format_fixed(calibration.peak_flops_per_s / 1e9, 2) << " GFLOP/s, half efficiency at "
@@ -685,6 +690,15 @@ int calibrate(const ProblemFlags& problem_flags, const RunFlags& flags) {
             << group("merges", spread.merges);
   if (!calibration.devices_speedup.empty()) std::cout << ", " << group("busy devices", spread.busy_devices);
   if (!calibration.concurrency_speedup.empty()) std::cout << ", " << group("concurrency", spread.concurrency);
+  if (calibration.block_timing_spreads.size() > 1) {
+    std::cout << "\nblocks timed " << calibration.block_timing_spreads.size() << " times, interquartile spread";
+    const char* separator = " ";
+    for (double spread_seen : calibration.block_timing_spreads) {
+      std::cout << separator << format_fixed(100 * spread_seen, 1) << " %";
+      separator = ", ";
+    }
+    std::cout << " (at most " << format_fixed(flags.max_block_spread_percent, 1) << " % wanted); the steadiest kept";
+  }
   std::cout << "\nwrote " << flags.calibration << "\n";
   return 0;
 }

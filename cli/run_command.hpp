@@ -23,6 +23,8 @@ struct RunFlags {
   int32_t devices = 0;      // cpu: cores the ranks run on (0: every core)
   std::string speed_reference = "on";  // validate: on (scale to the machine's speed now) or off
   int concurrency = 4;      // calibrate: concurrent blocks measured on one device (1 .. this)
+  double max_block_spread_percent = 25;  // calibrate: time the blocks again above this interquartile spread
+  int block_attempts = 3;                // calibrate: timings of the blocks at most (the steadiest kept)
 };
 
 int run_execute(const ProblemFlags& problem, const ScheduleFlags& schedule, const RunFlags& flags,

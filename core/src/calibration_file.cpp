@@ -191,7 +191,8 @@ nlohmann::json record_json(const CalibrationRecord& record) {
           {"backward_over_forward", record.backward_over_forward},
           {"largest_block_flops_per_s", record.largest_block_flops_per_s},
           {"spread", record.spread},
-          {"spread_by_figure", spread_json(record.spread_by_figure)}};
+          {"spread_by_figure", spread_json(record.spread_by_figure)},
+          {"block_timing_spreads", record.block_timing_spreads}};
 }
 
 // The file's figures from its JSON; `source` names it in every message.

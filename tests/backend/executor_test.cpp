@@ -189,6 +189,16 @@ TEST_CASE("calibrating the CPU executor measures every block size and writes the
   CHECK(file.measured->blocks.size() == 3);
   CHECK(file.measured->dtype == "bf16");
   CHECK(file.measured->spread >= 0);
+  // The default retiming (BlockRetiming: at most 3 timings, until the widest interquartile range
+  // is 25 % or less): every timing but the last was unsteady, the last is steady unless it is
+  // the third, and the kept one is the steadiest.
+  const std::vector<double>& timings = calibration.block_timing_spreads;
+  REQUIRE(timings.size() >= 1);
+  REQUIRE(timings.size() <= 3);
+  for (size_t k = 0; k + 1 < timings.size(); ++k) CHECK(timings[k] > 0.25);
+  if (timings.size() < 3) CHECK(timings.back() <= 0.25);
+  CHECK(calibration.spread_by_figure.blocks.interquartile == *std::min_element(timings.begin(), timings.end()));
+  CHECK(file.measured->block_timing_spreads == timings);
   // No one-device executor given: no concurrency curve or copies; with more than one core, the
   // busy-cores curve (the executor puts two ranks on two cores).
   CHECK(file.sharing.has_value() == (cpu_cores() > 1));
@@ -245,6 +255,25 @@ TEST_CASE("calibrating with a one-device executor measures the concurrency curve
   const CalibrationFile file = calibration_file(calibration, "cpu", shape);
   REQUIRE(file.sharing.has_value());
   CHECK(file.sharing->concurrency_speedup == calibration.concurrency_speedup);
+}
+
+TEST_CASE("blocks that never time steadily are timed the most times allowed, the steadiest kept", "[backend][calibration]") {
+  Problem shape = small_problem(Pass::forward);
+  auto executor = make_executor("cpu", {});
+  // No timing has a negative interquartile range, so every one of the three is unsteady.
+  const ComputeCalibration calibration = calibrate_compute(*executor, shape, {32, 64, 128}, 2, {}, nullptr, 4, {-1.0, 3});
+  const std::vector<double>& timings = calibration.block_timing_spreads;
+  REQUIRE(timings.size() == 3);
+  const size_t steadiest = static_cast<size_t>(std::min_element(timings.begin(), timings.end()) - timings.begin());
+  CHECK(calibration.spread_by_figure.blocks.interquartile == timings[steadiest]);
+  // Kept with its blocks and the speed reference of the same passes: both were timed.
+  CHECK(calibration.speed_reference.times.block_s > 0);
+  for (const BlockMeasurement& block : calibration.blocks) CHECK(block.forward_s > 0);
+  // Any spread at all is steady enough under an unbounded threshold: timed once.
+  const ComputeCalibration once = calibrate_compute(*executor, shape, {32, 64, 128}, 2, {}, nullptr, 4, {1e300, 3});
+  CHECK(once.block_timing_spreads.size() == 1);
+  CHECK_THROWS_WITH(calibrate_compute(*executor, shape, {32, 64, 128}, 2, {}, nullptr, 4, {0.25, 0}),
+                    Catch::Contains("at least one timing"));
 }
 
 TEST_CASE("the link fit recovers bandwidth and latency from exact times", "[backend][calibration]") {

@@ -50,6 +50,9 @@ struct ComputeCalibration {
   // spreads (core/calibration_file.hpp).
   double spread = 0;
   CalibrationSpread spread_by_figure;
+  // The blocks' widest interquartile range of each time they were timed, in order (BlockRetiming):
+  // one entry when the first timing was steady; spread_by_figure.blocks is the kept one's.
+  std::vector<double> block_timing_spreads;
   // The machine's speed while it was calibrated (core/calibration_file.hpp): a fixed workload
   // at the middle side, timed in the same passes as the blocks.
   CalibratedSpeedReference speed_reference;
@@ -59,6 +62,17 @@ struct ComputeCalibration {
 // (the value a quarter of the way in from the top less the one a quarter of the way in from the
 // bottom, as the lower quartile is picked) and max - min. Zero for fewer than two values.
 FigureSpread spread_of(std::vector<double> values);
+
+// When the block timings are taken again. On a machine that switches between fast and slow
+// states (a shared VM), a timing that straddles a switch comes out with a wide interquartile
+// range, and a calibration fitted to it predicts neither state: the blocks and the speed
+// reference (timed in the same passes) are timed again, up to `attempts` times in all, until
+// the widest interquartile range over the median is at most `max_interquartile`; the steadiest
+// timing is kept.
+struct BlockRetiming {
+  double max_interquartile = 0.25;
+  int attempts = 3;
+};
 
 // Progress of a calibration: done of total steps, and a line saying what was measured.
 using CalibrationProgress = std::function<void(int done, int total, const std::string& line)>;
@@ -70,10 +84,12 @@ using CalibrationProgress = std::function<void(int done, int total, const std::s
 // executor on one core, CUDA's local transport), it also measures the concurrency curve for
 // k = 1 .. max_concurrency at the middle block side (k ranks computing one block each, nothing
 // else), and the copy bandwidth between two ranks on
-// one device. Each figure is the median of `repeats` timed runs after one warm-up run.
+// one device. Each figure is the median of `repeats` timed runs after one warm-up run; the
+// blocks are timed again as `retiming` says.
 ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& shape, const std::vector<int64_t>& sides,
                                      int repeats, const CalibrationProgress& progress = {},
-                                     ScheduleExecutor* one_device = nullptr, int max_concurrency = 4);
+                                     ScheduleExecutor* one_device = nullptr, int max_concurrency = 4,
+                                     const BlockRetiming& retiming = {});
 
 // The speed reference's workload on the calibrated shape: one block of `side` tokens, heads =
 // key/value heads = the shape's, its head dimension and dtype; the executor's devices up to 16

@@ -98,6 +98,8 @@ struct CalibrationRecord {
   // repeated as one figure). 0 when not measured. Per group, with the interquartile range too:
   double spread = 0;
   CalibrationSpread spread_by_figure;
+  // The blocks' widest interquartile range each time they were timed (the steadiest kept).
+  std::vector<double> block_timing_spreads;
 };
 
 // Ranks sharing one device, as measured (sim/shared_devices.hpp uses them): the throughput of
