@@ -75,6 +75,14 @@ void append_escaped_ascii(std::string& out, unsigned char c) {
 
 bool plain_ascii(unsigned char c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
 
+// An integer in decimal, as nlohmann writes it: digits, a minus sign where negative.
+template <typename Integer>
+void append_decimal(std::string& out, Integer value) {
+  char digits[24];  // 20 digits of 2^64 and a sign
+  const auto result = std::to_chars(digits, digits + sizeof digits, value);
+  out.append(digits, static_cast<size_t>(result.ptr - digits));
+}
+
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view text) {
@@ -135,17 +143,9 @@ bool replace_invalid_utf8(std::string& text) {
   return true;
 }
 
-void append_json_integer(std::string& out, int64_t value) {
-  char digits[24];
-  const auto result = std::to_chars(digits, digits + sizeof digits, value);
-  out.append(digits, static_cast<size_t>(result.ptr - digits));
-}
+void append_json_integer(std::string& out, int64_t value) { append_decimal(out, value); }
 
-void append_json_unsigned(std::string& out, uint64_t value) {
-  char digits[24];
-  const auto result = std::to_chars(digits, digits + sizeof digits, value);
-  out.append(digits, static_cast<size_t>(result.ptr - digits));
-}
+void append_json_unsigned(std::string& out, uint64_t value) { append_decimal(out, value); }
 
 void append_json_double(std::string& out, double value) {
   if (!std::isfinite(value)) {

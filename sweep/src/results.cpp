@@ -61,15 +61,24 @@ std::string inputs_hash(const Spec& spec, const std::string& tool_version) {
   return text;
 }
 
-std::string csv_cell(const std::string& cell) {
-  if (cell.find_first_of(",\"\n") == std::string::npos) return cell;
-  std::string quoted = "\"";
-  for (char c : cell) {
-    if (c == '"') quoted += '"';
-    quoted += c;
+namespace {
+
+// CELL as a CSV field, appended: quoted, with its quotes doubled, when it holds a comma, a quote
+// or a newline (RFC 4180); as it is otherwise. One pass over the (short) cell.
+void append_csv_cell(std::string& line, const std::string& cell) {
+  if (std::none_of(cell.begin(), cell.end(), [](char c) { return c == ',' || c == '"' || c == '\n'; })) {
+    line += cell;
+    return;
   }
-  return quoted + "\"";
+  line += '"';
+  for (char c : cell) {
+    if (c == '"') line += '"';
+    line += c;
+  }
+  line += '"';
 }
+
+}  // namespace
 
 std::string csv_header() {
   std::string line;
@@ -85,13 +94,7 @@ std::string csv_row(const Row& row) {
   line.reserve(length);
   for (size_t index = 0; index < row.size(); ++index) {
     if (index > 0) line += ',';
-    const std::string& cell = row[index];
-    // One pass over the (short) cell, not a library search per special character.
-    const bool plain = std::none_of(cell.begin(), cell.end(), [](char c) { return c == ',' || c == '"' || c == '\n'; });
-    if (plain)
-      line += cell;
-    else
-      line += csv_cell(cell);
+    append_csv_cell(line, row[index]);
   }
   line += '\n';
   return line;
