@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/memory_budget.hpp"
 #include "tessera/core/parallel.hpp"
 #include "tessera/core/resource_limits.hpp"
 #include "tessera/schedules/resource_estimate.hpp"
@@ -24,17 +25,16 @@ PlanResult plan(const Scenario& base, const PlanControl& control) {
       schedules::plan_candidates(base.problem, base.options.gpus, base.options.layout, base.options.buffers);
   std::vector<PlanEntry> entries(candidates.size());
   // Memory first (schedules/resource_estimate.hpp): a candidate that alone would not fit is a
-  // refused entry, not a failed plan, and no more run at once than the largest of the rest fits.
+  // refused entry, not a failed plan; the others run at once as far as their estimates fit
+  // together (MemoryBudget).
   std::vector<char> too_large(candidates.size(), 0);
+  std::vector<double> estimate_bytes(candidates.size(), 0);
   std::string first_too_large;
-  const double limit_bytes = static_cast<double>(memory_limit_bytes());
-  double largest_bytes = 0;
   for (size_t index = 0; index < candidates.size(); ++index) {
     const schedules::Candidate& candidate = candidates[index];
     try {
       schedules::require_schedule_memory(candidate.algorithm, base.problem, candidate.options);
-      largest_bytes = std::max(largest_bytes,
-                               schedules::estimate_schedule_bytes(candidate.algorithm, base.problem, candidate.options));
+      estimate_bytes[index] = schedules::estimate_schedule_bytes(candidate.algorithm, base.problem, candidate.options);
     } catch (const UserError& error) {
       too_large[index] = 1;
       entries[index].refusal = error.what();
@@ -45,8 +45,8 @@ PlanResult plan(const Scenario& base, const PlanControl& control) {
     throw UserError("plan: no schedule fits: " + first_too_large);
   std::mutex progress_mutex;
   size_t done = 0;
-  int threads = control.threads > 0 ? control.threads : std::min(default_threads(), 16);
-  if (largest_bytes > 0) threads = std::max(1, std::min(threads, static_cast<int>(std::min(limit_bytes / largest_bytes, 1024.0))));
+  const int threads = control.threads > 0 ? control.threads : std::min(default_threads(), 16);
+  MemoryBudget budget(static_cast<double>(memory_limit_bytes()));
   Scenario shared = base;
   if (shared.simulation) shared.simulation->options.cancel = control.cancel;
   parallel_for(candidates.size(), threads, [&](size_t index) {
@@ -65,6 +65,7 @@ PlanResult plan(const Scenario& base, const PlanControl& control) {
     scenario.algorithm = entry.candidate.algorithm;
     scenario.options = entry.candidate.options;
     try {
+      const MemoryReservation reserved(budget, estimate_bytes[index]);
       Evaluation evaluation = evaluate(scenario);
       entry.identity = evaluation.schedule().identity();
       entry.figures = std::move(evaluation.figures);
