@@ -145,7 +145,7 @@ int32_t ScheduleBuilder::stream(const std::string& name, int32_t buffers) {
 
 uint32_t ScheduleBuilder::add_items(std::span<const DataItem> items) {
   auto first = static_cast<uint32_t>(schedule_.items.size());
-  schedule_.items.insert(schedule_.items.end(), items.begin(), items.end());
+  schedule_.items.append(items);
   return first;
 }
 
@@ -158,7 +158,7 @@ void ScheduleBuilder::compute(int32_t gpu, Pass pass, std::span<const BlockRef> 
   op.stream = stream_index;
   op.first = static_cast<uint32_t>(schedule_.blocks.size());
   op.count = static_cast<uint32_t>(blocks.size());
-  schedule_.blocks.insert(schedule_.blocks.end(), blocks.begin(), blocks.end());
+  schedule_.blocks.append(blocks);
   schedule_.ops.push_back(op);
 }
 

@@ -254,10 +254,11 @@ double least_busiest_compute_s(const Problem& problem, const BlockGrid& grid, in
     if ((pass == Pass::forward && !problem.has_forward()) || (pass == Pass::backward && !problem.has_backward()))
       continue;
     for (int64_t q = 0; q < grid.chunks(); ++q) {
-      ideal.blocks.clear();
-      for (int64_t kv = 0; kv < grid.chunks(); ++kv)
-        if (grid.has_work(q, kv))
-          ideal.blocks.push_back(BlockRef{0, static_cast<int32_t>(q), static_cast<int32_t>(kv)});
+      ideal.blocks.edit([&](std::vector<BlockRef>& row) {
+        row.clear();
+        for (int64_t kv = 0; kv < grid.chunks(); ++kv)
+          if (grid.has_work(q, kv)) row.push_back(BlockRef{0, static_cast<int32_t>(q), static_cast<int32_t>(kv)});
+      });
       if (ideal.blocks.empty()) continue;
       Op op;
       op.kind = OpKind::compute;

@@ -19,6 +19,11 @@ size_t vector_bytes(const std::vector<T>& values) {
   return values.capacity() * sizeof(T);
 }
 
+template <typename T>
+size_t vector_bytes(const SharedVector<T>& values) {
+  return vector_bytes(values.vector());
+}
+
 }  // namespace
 
 struct ScheduleCache::Entry {

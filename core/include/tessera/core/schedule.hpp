@@ -26,6 +26,7 @@
 
 #include "tessera/core/layout.hpp"
 #include "tessera/core/problem.hpp"
+#include "tessera/core/shared_vector.hpp"
 
 namespace tessera {
 
@@ -125,10 +126,12 @@ struct Schedule {
   // has run (a merge empties an inbox); the next receive waits for a free one. The dependency
   // analysis turns this into ordering, so every consumer honours it alike.
   std::vector<int32_t> stream_buffers;
-  std::vector<Op> ops;
-  std::vector<BlockRef> blocks;
-  std::vector<DataItem> items;
-  std::vector<Collective> collectives;
+  // The program: shared between copies until one is changed (shared_vector.hpp), so that a
+  // copy made to change the problem alone (schedules::with_batch) does not copy the program.
+  SharedVector<Op> ops;
+  SharedVector<BlockRef> blocks;
+  SharedVector<DataItem> items;
+  SharedVector<Collective> collectives;
 
   int32_t chunks() const { return gpus; }
   int32_t owner(int32_t chunk) const { return chunk; }

@@ -67,7 +67,8 @@ CheckedSchedule check(Schedule schedule, std::shared_ptr<const BlockGrid> grid);
 // model and the simulator take from schedule().problem, and no op, block, dependency or check
 // depends on it. So this equals generating at that batch wherever the generator does not read
 // the batch (every generator but Mesh's planner, which prices tiles by bytes and FLOPs: see
-// generator_reads_batch). The analysis is shared, the schedule and the grid are copies.
+// generator_reads_batch). The analysis is shared; the schedule is a copy that shares its ops,
+// blocks, items and collectives (core/shared_vector.hpp), and the grid is a copy.
 CheckedSchedule with_batch(const CheckedSchedule& checked, int64_t batch);
 
 }  // namespace tessera::schedules
