@@ -143,9 +143,17 @@ int32_t ScheduleBuilder::stream(const std::string& name, int32_t buffers) {
   return static_cast<int32_t>(names.size() - 1);
 }
 
+Schedule ScheduleBuilder::finish() {
+  schedule_.ops = std::move(ops_);
+  schedule_.blocks = std::move(blocks_);
+  schedule_.items = std::move(items_);
+  schedule_.collectives = std::move(collectives_);
+  return std::move(schedule_);
+}
+
 uint32_t ScheduleBuilder::add_items(std::span<const DataItem> items) {
-  auto first = static_cast<uint32_t>(schedule_.items.size());
-  schedule_.items.append(items);
+  auto first = static_cast<uint32_t>(items_.size());
+  items_.insert(items_.end(), items.begin(), items.end());
   return first;
 }
 
@@ -156,50 +164,50 @@ void ScheduleBuilder::compute(int32_t gpu, Pass pass, std::span<const BlockRef> 
   op.pass = pass;
   op.gpu = gpu;
   op.stream = stream_index;
-  op.first = static_cast<uint32_t>(schedule_.blocks.size());
+  op.first = static_cast<uint32_t>(blocks_.size());
   op.count = static_cast<uint32_t>(blocks.size());
-  schedule_.blocks.append(blocks);
-  schedule_.ops.push_back(op);
+  blocks_.insert(blocks_.end(), blocks.begin(), blocks.end());
+  ops_.push_back(op);
 }
 
 void ScheduleBuilder::send(int32_t gpu, int32_t stream_index, int32_t to, std::span<const DataItem> items) {
   if (items.empty()) return;
-  schedule_.ops.push_back(Op{OpKind::send, pass_, gpu, stream_index, to, add_items(items),
-                             static_cast<uint32_t>(items.size())});
+  ops_.push_back(Op{OpKind::send, pass_, gpu, stream_index, to, add_items(items),
+                    static_cast<uint32_t>(items.size())});
 }
 
 void ScheduleBuilder::recv(int32_t gpu, int32_t stream_index, int32_t from, std::span<const DataItem> items) {
   if (items.empty()) return;
-  schedule_.ops.push_back(Op{OpKind::recv, pass_, gpu, stream_index, from, add_items(items),
-                             static_cast<uint32_t>(items.size())});
+  ops_.push_back(Op{OpKind::recv, pass_, gpu, stream_index, from, add_items(items),
+                    static_cast<uint32_t>(items.size())});
 }
 
 void ScheduleBuilder::merge(int32_t gpu, int32_t stream_index, std::span<const DataItem> items) {
   if (items.empty()) return;
-  schedule_.ops.push_back(Op{OpKind::merge, pass_, gpu, stream_index, -1, add_items(items),
-                             static_cast<uint32_t>(items.size())});
+  ops_.push_back(Op{OpKind::merge, pass_, gpu, stream_index, -1, add_items(items),
+                    static_cast<uint32_t>(items.size())});
 }
 
 int32_t ScheduleBuilder::begin_collective(CollectiveKind kind, Pass pass, std::vector<int32_t> members) {
-  schedule_.collectives.push_back(Collective{kind, pass, std::move(members), {}});
-  return static_cast<int32_t>(schedule_.collectives.size() - 1);
+  collectives_.push_back(Collective{kind, pass, std::move(members), {}});
+  return static_cast<int32_t>(collectives_.size() - 1);
 }
 
 void ScheduleBuilder::add_transfer(int32_t collective, int32_t src, int32_t dst, std::span<const DataItem> items) {
   if (items.empty()) return;
   uint32_t first = add_items(items);
-  schedule_.collectives[static_cast<size_t>(collective)].transfers.push_back(
+  collectives_[static_cast<size_t>(collective)].transfers.push_back(
       Transfer{src, dst, first, static_cast<uint32_t>(items.size())});
 }
 
 void ScheduleBuilder::collective_op(int32_t gpu, int32_t stream_index, int32_t collective) {
   Op op;
   op.kind = OpKind::collective;
-  op.pass = schedule_.collectives[static_cast<size_t>(collective)].pass;
+  op.pass = collectives_[static_cast<size_t>(collective)].pass;
   op.gpu = gpu;
   op.stream = stream_index;
   op.peer = collective;
-  schedule_.ops.push_back(op);
+  ops_.push_back(op);
 }
 
 TileShape parse_tile(const std::string& text) {

@@ -44,7 +44,7 @@ int32_t group_all_to_all(ScheduleBuilder& builder, Pass pass, const Geometry& me
 }  // namespace
 
 void emit_head_split_ring(ScheduleBuilder& builder, const BlockGrid& grid, int32_t u, int32_t r, int32_t buffers) {
-  const Problem& problem = builder.peek().problem;
+  const Problem& problem = builder.problem();
   const Geometry mesh{u, r};
   const int32_t gpus = u * r;
   const int32_t compute = builder.stream("compute");

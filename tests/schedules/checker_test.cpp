@@ -401,9 +401,9 @@ TEST_CASE("a receive waits for the earlier merge of the same inbox", "[checker]"
     builder.send(gpu, net, 0, partial);
   }
   builder.recv(0, a, 1, partial);
-  const auto first_merge = static_cast<uint32_t>(builder.peek().ops.size());
+  const auto first_merge = static_cast<uint32_t>(builder.op_count());
   builder.merge(0, m, partial);
-  const auto second_recv = static_cast<uint32_t>(builder.peek().ops.size());
+  const auto second_recv = static_cast<uint32_t>(builder.op_count());
   builder.recv(0, b, 2, partial);
   builder.merge(0, m, partial);
   const Schedule schedule = builder.finish();

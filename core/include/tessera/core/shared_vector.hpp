@@ -95,10 +95,6 @@ class SharedVector {
     resized([&](std::vector<T>& values) { values.erase(values.cbegin() + first_offset, values.cbegin() + last_offset); });
     return data() + first_offset;
   }
-  // Appends a run of values (a schedule builder's blocks and items): one ownership check.
-  void append(std::span<const T> values) {
-    resized([&](std::vector<T>& own_values) { own_values.insert(own_values.end(), values.begin(), values.end()); });
-  }
   void pop_back() { resized([](std::vector<T>& values) { values.pop_back(); }); }
   void reserve(std::size_t count) { resized([&](std::vector<T>& values) { values.reserve(count); }); }
   void resize(std::size_t count) { resized([&](std::vector<T>& values) { values.resize(count); }); }
