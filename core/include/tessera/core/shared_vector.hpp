@@ -16,7 +16,6 @@
 //
 // References into the buffer live as long as the buffer: one taken from a copy that is then
 // changed points into the old buffer, which lives on only while another copy holds it.
-#include <algorithm>
 #include <cstddef>
 #include <initializer_list>
 #include <memory>
