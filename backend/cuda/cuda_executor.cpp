@@ -251,6 +251,14 @@ class Run {
     const auto n = static_cast<int64_t>(tokens.size());
     auto rounded = [&](double value) { return static_cast<float>(round_to_dtype(problem_.dtype, value)); };
     std::vector<float> packed;
+    // Sized once: at 32K tokens and 32 heads an input is over a hundred million values, and
+    // growing the vector by doubling copies it again and again.
+    const int64_t per_token = item.kind == DataKind::Q      ? hg * d
+                              : item.kind == DataKind::KV   ? gg * (d + dv)
+                              : item.kind == DataKind::dO   ? hg * dv
+                              : item.kind == DataKind::Stats ? 2 * hg
+                                                             : 0;
+    packed.reserve(static_cast<size_t>(n * per_token));
     switch (item.kind) {
       case DataKind::Q:
         for (int64_t r = 0; r < n; ++r)
@@ -274,6 +282,7 @@ class Run {
       case DataKind::Stats: {
         // The forward's LSE and delta = rowsum(dO * O), formed by the owner as the CPU executor does.
         std::vector<float> delta;
+        delta.reserve(static_cast<size_t>(n * hg));
         for (int64_t r = 0; r < n; ++r)
           for (int64_t h = 0; h < hg; ++h) {
             const int64_t row_head = tokens[r] * H + first_head + h;

@@ -1,6 +1,7 @@
 #include "tessera/backend/calibration.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <tuple>
 
@@ -21,7 +22,18 @@ double median(std::vector<double> values) {
   return values.empty() ? 0 : values[values.size() / 2];
 }
 
+double wall_seconds_now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 }  // namespace
+
+int timed_runs(const TimingBudget& budget, double op_s, double wall_s, int repeats) {
+  if (!(op_s > 0)) return repeats;
+  double wanted = std::min(static_cast<double>(budget.most), std::ceil(budget.timed_s / op_s));
+  if (wall_s > 0) wanted = std::min(wanted, std::ceil(budget.wall_cap_s / wall_s));
+  return std::max(repeats, static_cast<int>(wanted));
+}
 
 FigureSpread spread_of(std::vector<double> values) {
   if (values.size() < 2) return {};
@@ -48,25 +60,31 @@ struct TimingRun {
   AttentionTensors inputs;
 };
 
-TimingRun with_inputs(const ScheduleExecutor& executor, schedules::CheckedSchedule checked, Pass pass) {
+TimingRun with_inputs(const ScheduleExecutor& executor, schedules::CheckedSchedule checked) {
   TimingRun run{std::move(checked), {}};
   require_ready(executor.can_run(run.checked));
-  const Problem& generated = run.checked.schedule().problem;
-  run.inputs = random_inputs(generated, 7);
-  if (pass == Pass::backward) {
-    AttentionTensors forward = run.inputs;
-    Problem forward_problem = generated;
-    forward_problem.pass = Pass::forward;
-    dense_attention(forward_problem, forward, false);
-    run.inputs.out = forward.out;
-    run.inputs.lse = forward.lse;
-  }
+  run.inputs = random_inputs(run.checked.schedule().problem, 7);
   return run;
+}
+
+// The forward's O and LSE for a backward run's inputs, from the executor itself: the same ring
+// run forward. The host's dense reference would do as well, but at a GPU's block sides (4K
+// tokens, 32 heads) it takes the CPU a minute per block, far longer than all the timing.
+void add_forward_results(ScheduleExecutor& executor, TimingRun& run, const schedules::GeneratorOptions& options) {
+  Problem forward_problem = run.checked.schedule().problem;
+  forward_problem.pass = Pass::forward;
+  const schedules::CheckedSchedule forward = schedules::generate_checked("ring", forward_problem, options);
+  require_ready(executor.can_run(forward));
+  AttentionTensors tensors = run.inputs;
+  ExecutionRecord record;
+  executor.execute(forward, tensors, record);
+  run.inputs.out = std::move(tensors.out);
+  run.inputs.lse = std::move(tensors.lse);
 }
 
 // A ring schedule over `side` tokens on `ranks` ranks with the mask `mask` (full: full blocks;
 // causal on one rank: the diagonal block).
-TimingRun timing_run(const ScheduleExecutor& executor, Problem problem, int64_t side, int32_t ranks, Pass pass,
+TimingRun timing_run(ScheduleExecutor& executor, Problem problem, int64_t side, int32_t ranks, Pass pass,
                      MaskKind mask = MaskKind::full) {
   problem.seq_len = side;
   problem.mask = Mask{};
@@ -74,14 +92,16 @@ TimingRun timing_run(const ScheduleExecutor& executor, Problem problem, int64_t 
   problem.pass = pass;
   schedules::GeneratorOptions options;
   options.gpus = ranks;
-  return with_inputs(executor, schedules::generate_checked("ring", problem, options), pass);
+  TimingRun run = with_inputs(executor, schedules::generate_checked("ring", problem, options));
+  if (pass == Pass::backward) add_forward_results(executor, run, options);
+  return run;
 }
 
 // `ranks` ranks with one block each and nothing else to do: a documents mask of one document of
 // `side` tokens per rank, so that rank r's block (r, r) (its document's causal diagonal block)
 // is all the work there is, and needs no transfer. Run on one device, the ranks' compute ops
 // are all that shares it: no copies, merges or waits charged to compute.
-TimingRun independent_blocks_run(const ScheduleExecutor& executor, Problem problem, int64_t side, int32_t ranks) {
+TimingRun independent_blocks_run(ScheduleExecutor& executor, Problem problem, int64_t side, int32_t ranks) {
   problem.seq_len = side * ranks;
   problem.mask = Mask{};
   problem.mask.kind = MaskKind::documents;
@@ -90,16 +110,7 @@ TimingRun independent_blocks_run(const ScheduleExecutor& executor, Problem probl
   ScheduleBuilder builder("independent blocks", "", problem, Layout::contiguous, ranks);
   const int32_t stream = builder.stream("compute");
   for (int32_t rank = 0; rank < ranks; ++rank) builder.compute(rank, Pass::forward, BlockRef{0, rank, rank}, stream);
-  return with_inputs(executor, schedules::check(builder.finish()), Pass::forward);
-}
-
-// Timed runs of a figure whose warm-up run took `warm_up_s`: at least `repeats`, and enough to
-// fill a quarter of a second (at most 200): a scheduler tick of another process lands on one
-// run of a millisecond block in several, and a median of five such runs still moves with it.
-int repeats_for(double warm_up_s, int repeats) {
-  constexpr double kTimedSeconds = 0.25;
-  const double wanted = warm_up_s > 0 ? std::ceil(kTimedSeconds / warm_up_s) : repeats;
-  return std::max(repeats, static_cast<int>(std::min(200.0, wanted)));
+  return with_inputs(executor, schedules::check(builder.finish()));
 }
 
 // The summed time of the ops of one kind in one run of `run`.
@@ -116,7 +127,9 @@ double op_time(ScheduleExecutor& executor, const TimingRun& run, OpKind kind) {
 
 // Median over the timed runs (after one warm-up) of the summed time of the ops of one kind.
 double median_op_time(ScheduleExecutor& executor, const TimingRun& run, OpKind kind, int repeats, FigureSpread& spread) {
-  repeats = repeats_for(op_time(executor, run, kind), repeats);  // the first run warms caches (and the GPU)
+  const double started_s = wall_seconds_now();
+  const double warm_up_s = op_time(executor, run, kind);  // the first run warms caches (and the GPU)
+  repeats = timed_runs({}, warm_up_s, wall_seconds_now() - started_s, repeats);
   std::vector<double> times;
   for (int repeat = 0; repeat < repeats; ++repeat) times.push_back(op_time(executor, run, kind));
   widen(spread, spread_of(times));
@@ -135,8 +148,8 @@ double lower_quartile(std::vector<double> values) {
 // causal mask), forward and backward. Timed in passes, each running every side's four blocks once
 // (after one warm-up pass), so that a slow spell of the machine (another process, a neighbour on
 // the host) falls on every side and kind alike rather than on the ones timed during it; passes go
-// on until `repeats` of them and a second of timing (at most 200). Each figure is the lower
-// quartile of its runs.
+// on until `repeats` of them and a second of timing (at most 200, and at most 10 s of wall-clock
+// time: timed_runs). Each figure is the lower quartile of its runs.
 double makespan_of_run(ScheduleExecutor& executor, const TimingRun& run);
 bool on_own_devices(const ScheduleExecutor& executor, int32_t ranks);
 
@@ -162,7 +175,7 @@ Problem reference_problem(const CalibratedSpeedReference& reference) {
   return problem;
 }
 
-ReferenceRuns reference_runs(const ScheduleExecutor& executor, const CalibratedSpeedReference& reference) {
+ReferenceRuns reference_runs(ScheduleExecutor& executor, const CalibratedSpeedReference& reference) {
   const Problem problem = reference_problem(reference);
   ReferenceRuns runs;
   runs.runs.push_back(timing_run(executor, problem, reference.side_tokens, 1, Pass::forward));
@@ -195,10 +208,11 @@ void time_blocks(ScheduleExecutor& executor, const Problem& problem, std::vector
     runs.push_back(timing_run(executor, problem, side, 1, Pass::backward, MaskKind::causal));
   }
   double pass_s = 0;
+  const double started_s = wall_seconds_now();
   for (const TimingRun& run : runs) pass_s += op_time(executor, run, OpKind::compute);
   reference_set.time_once(executor);  // its warm-up
   reference_set.times.assign(reference_set.runs.size(), {});
-  const int passes = std::max(repeats, static_cast<int>(std::min(200.0, std::ceil(1.0 / std::max(pass_s, 1e-9)))));
+  const int passes = timed_runs({1.0, 200, 10.0}, std::max(pass_s, 1e-9), wall_seconds_now() - started_s, repeats);
   std::vector<std::vector<double>> times(runs.size());
   for (int pass = 0; pass < passes; ++pass) {
     for (size_t index = 0; index < runs.size(); ++index) times[index].push_back(op_time(executor, runs[index], OpKind::compute));
@@ -278,9 +292,10 @@ double median_speedup(ScheduleExecutor& one_executor, const TimingRun& one, Sche
                       const TimingRun& many, int k, int repeats, FigureSpread& spread) {
   std::vector<double> ratios;
   for (int repeat = 0; repeat < repeats + 1; ++repeat) {
+    const double started_s = wall_seconds_now();
     const double one_s = makespan_of_run(one_executor, one);
     const double many_s = makespan_of_run(many_executor, many);
-    if (repeat == 0) repeats = repeats_for(many_s, repeats);  // the first pair warms up
+    if (repeat == 0) repeats = timed_runs({}, many_s, wall_seconds_now() - started_s, repeats);  // the first pair warms up
     else if (many_s > 0) ratios.push_back(static_cast<double>(k) * one_s / many_s);
   }
   widen(spread, spread_of(ratios));
@@ -303,12 +318,13 @@ CalibratedSpeedReference speed_reference_workload(const ScheduleExecutor& execut
 
 SpeedReferenceTimes time_speed_reference(ScheduleExecutor& executor, const CalibratedSpeedReference& reference, int repeats) {
   ReferenceRuns runs = reference_runs(executor, reference);
+  const double started_s = wall_seconds_now();
   runs.time_once(executor);  // warm-up
+  const double wall_s = wall_seconds_now() - started_s;
   double pass_s = 0;
   for (const auto& figure : runs.times) pass_s += figure.front();
   runs.times.assign(runs.runs.size(), {});
-  constexpr double kTimedSeconds = 0.2;
-  const int passes = std::max(repeats, static_cast<int>(std::min(100.0, std::ceil(kTimedSeconds / std::max(pass_s, 1e-9)))));
+  const int passes = timed_runs({0.2, 100, 5.0}, std::max(pass_s, 1e-9), wall_s, repeats);
   for (int pass = 0; pass < passes; ++pass) runs.time_once(executor);
   return reference_times(runs);
 }

@@ -1,6 +1,8 @@
 #include "tessera/backend/tensors.hpp"
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <random>
 
 #include "tessera/core/resource_limits.hpp"
@@ -8,7 +10,22 @@
 namespace tessera::backend {
 
 double round_to_dtype(DType dtype, double value) {
-  int mantissa_bits = dtype == DType::bf16 ? 7 : dtype == DType::fp16 ? 10 : 23;
+  const int mantissa_bits = dtype == DType::bf16 ? 7 : dtype == DType::fp16 ? 10 : 23;
+  // A normal double rounds on its bits: keep the top `mantissa_bits` of its 52 fraction bits,
+  // to nearest, ties to even; a carry out of the fraction steps the exponent up (to infinity from
+  // the largest binade), as it should. About 1 ns against 30 for frexp/ldexp: every input element
+  // of every execution passes here (half a billion at 32K tokens and 32 heads).
+  auto bits = std::bit_cast<uint64_t>(value);
+  const uint64_t exponent_field = (bits >> 52) & 0x7ff;
+  if (exponent_field != 0 && exponent_field != 0x7ff) {
+    const int dropped = 52 - mantissa_bits;
+    const uint64_t lowest_kept = (bits >> dropped) & 1;
+    bits += (uint64_t{1} << (dropped - 1)) - 1 + lowest_kept;
+    bits &= ~((uint64_t{1} << dropped) - 1);
+    return std::bit_cast<double>(bits);
+  }
+  // Zero (either sign gives +0), subnormals (rounded to the same relative precision), infinities
+  // and NaN.
   if (value == 0) return 0;
   int exponent = 0;
   double fraction = std::frexp(value, &exponent);  // value = fraction * 2^exponent, |fraction| in [0.5, 1)

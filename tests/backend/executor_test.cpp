@@ -303,6 +303,25 @@ TEST_CASE("a figure's spread: the interquartile range and max - min over the med
   CHECK(spread_of({}).interquartile == 0);
 }
 
+TEST_CASE("timed runs: enough for the timing target, never past the wall-clock cap, never under the repeats",
+          "[backend][calibration]") {
+  const TimingBudget budget{0.25, 200, 5.0};
+  // A CPU block: 10 ms of op time in 11 ms of wall time. 0.25 / 0.01 = 25 runs, which take
+  // 25 x 11 ms, well inside the 5 s cap.
+  CHECK(timed_runs(budget, 0.010, 0.011, 5) == 25);
+  // A 1 ms block timed at 1 ms: 250 runs wanted, 200 at most.
+  CHECK(timed_runs(budget, 0.001, 0.001, 5) == 200);
+  // A GPU block (what an H200 showed): 0.2 ms of kernel time in 0.5 s of the host's work around
+  // it. The target alone asks 0.25 / 0.0002 = 1250 -> 200 runs, 100 s; the cap allows
+  // 5 / 0.5 = 10.
+  CHECK(timed_runs(budget, 0.0002, 0.5, 5) == 10);
+  // A run so slow that the cap allows one (5 / 3 -> 2): the repeats still hold.
+  CHECK(timed_runs(budget, 0.0002, 3.0, 5) == 5);
+  // Wall time unknown (0): the timing target alone. Op time unknown: the repeats.
+  CHECK(timed_runs(budget, 0.01, 0, 5) == 25);
+  CHECK(timed_runs(budget, 0, 0.5, 7) == 7);
+}
+
 TEST_CASE("a NaN in an output is an infinite error, not a skipped one", "[executor]") {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   CHECK(max_abs_error({1.0, 2.5, 3.0}, {1.0, 2.0, 3.0}) == 0.5);

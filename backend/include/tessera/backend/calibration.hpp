@@ -63,6 +63,20 @@ struct ComputeCalibration {
 // bottom, as the lower quartile is picked) and max - min. Zero for fewer than two values.
 FigureSpread spread_of(std::vector<double> values);
 
+// How many timed runs a figure gets: at least `repeats`, and enough for the timed ops to add up to
+// `timed_s` (a scheduler tick of another process lands on one run of a millisecond block in
+// several, and a median of five such runs still moves with it), at most `most`. But never more
+// than fill `wall_cap_s` of wall-clock time: on a GPU a run's wall time is mostly the host's own
+// work around its kernels (inputs copied, converted, uploaded), hundreds of times the kernels'
+// time, and the op-time target alone would have a 4K-token calibration run for many minutes.
+// `op_s` and `wall_s` are those of one warm-up run (0: unknown, then `repeats`).
+struct TimingBudget {
+  double timed_s = 0.25;
+  int most = 200;
+  double wall_cap_s = 5;
+};
+int timed_runs(const TimingBudget& budget, double op_s, double wall_s, int repeats);
+
 // When the block timings are taken again. On a machine that switches between fast and slow
 // states (a shared VM), a timing that straddles a switch comes out with a wide interquartile
 // range, and a calibration fitted to it predicts neither state: the blocks and the speed
@@ -98,7 +112,8 @@ CalibratedSpeedReference speed_reference_workload(const ScheduleExecutor& execut
 
 // Times the reference's workload on `executor` now (core/calibration_file.hpp says what): one
 // warm-up pass, then passes of its runs until `repeats` of them and a fifth of a second of
-// timing (at most 100); each time the lower quartile of its runs, as the calibration takes it.
+// timing (at most 100, and at most 5 s of wall-clock time: timed_runs); each time the lower
+// quartile of its runs, as the calibration takes it.
 // A reference of several devices on an executor that does not put them on devices of their own
 // leaves alone_s and devices_s 0.
 SpeedReferenceTimes time_speed_reference(ScheduleExecutor& executor, const CalibratedSpeedReference& reference, int repeats);
