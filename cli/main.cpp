@@ -136,6 +136,10 @@ int main(int argc, char** argv) {
                        "the execution of median measured / predicted is compared (of median time with "
                        "--speed-reference off)")
       ->capture_default_str();
+  validate->add_flag("--predict-only", execute.predict_only,
+                     "print what validate would predict for the configuration the backend and transport would run "
+                     "(P virtual ranks on one GPU for cuda/local), at the calibration's speed, and execute nothing: "
+                     "no GPU needed");
   validate->add_flag("--json", common.json, "print one JSON object");
 
   auto* calibrate = app.add_subcommand("calibrate", "measure block attention speed and write the simulator's calibration file");

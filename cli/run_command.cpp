@@ -423,9 +423,81 @@ nlohmann::json executions_json(const std::vector<double>& makespans_s, const std
   return json;
 }
 
+// The row of an op in validate's table: its kind, and the pass of a compute op.
+std::string op_kind_name(const Op& op) {
+  return to_string(op.kind) + (op.kind == OpKind::compute ? std::string(" ") + to_string(op.pass) : "");
+}
+
+// An op's service time in a run or a prediction. A transfer's time counts from the later of its
+// two sides' starts (the rendezvous), so time spent posted but waiting for the peer is not
+// charged to it.
+double service_time_s(const CheckedSchedule& checked, const std::vector<double>& start_s, const std::vector<double>& finish_s,
+                      size_t index) {
+  double begin_s = start_s[index];
+  const int32_t partner = checked.analysis().partner[index];
+  if (partner >= 0) begin_s = std::max(begin_s, start_s[static_cast<size_t>(partner)]);
+  return std::max(0.0, finish_s[index] - begin_s);
+}
+
+// validate --predict-only: the prediction validate starts from, for the configuration the backend
+// and transport would run, at the calibration's speed; nothing executes, so a GPU's prediction
+// (P virtual ranks on one GPU) can be examined, and its calibration varied, on any machine.
+int predict_without_executing(const CheckedSchedule& checked, const HardwareFlags& hardware_flags,
+                              const NetworkFlags& network_flags, const RunFlags& flags, const scenario::Simulation& simulation,
+                              const CommonFlags& common) {
+  const Schedule& schedule = checked.schedule();
+  std::vector<int32_t> device_of_rank;
+  if (flags.backend == "cuda") {
+    if (flags.transport != "local" && flags.transport != "nccl" && flags.transport != "mpi")
+      throw UserError("--transport: expected local, nccl or mpi, got " + quoted(flags.transport));
+    device_of_rank = devices_of_run(flags, {}, schedule.gpus);
+  } else {
+    device_of_rank = make_backend(flags)->planned_devices(schedule.gpus);
+  }
+  const Prediction predicted = predict(checked, hardware_flags, network_flags, flags.calibration, simulation, device_of_rank);
+  std::map<std::string, std::pair<int64_t, double>> kinds;  // ops, summed predicted service time
+  for (size_t index = 0; index < schedule.ops.size(); ++index) {
+    auto& [count, seconds] = kinds[op_kind_name(schedule.ops[index])];
+    ++count;
+    seconds += service_time_s(checked, predicted.result.op_start_s, predicted.result.op_finish_s, index);
+  }
+  const int32_t devices = device_of_rank.empty() ? schedule.gpus : *std::max_element(device_of_rank.begin(), device_of_rank.end()) + 1;
+  const std::string source = flags.calibration.empty() ? simulation.gpu.name + " profile" : flags.calibration;
+  if (common.json) {
+    nlohmann::json by_kind = nlohmann::json::object();
+    for (const auto& [name, kind] : kinds) by_kind[name] = {{"ops", kind.first}, {"predicted_s", kind.second}};
+    std::cout << json_text(nlohmann::json{{"schedule", schedule.name()}, {"backend", flags.backend}, {"transport", flags.transport},
+                                          {"ranks", schedule.gpus}, {"devices", devices}, {"profile", simulation.gpu.name},
+                                          {"calibration", flags.calibration}, {"by_kind", by_kind},
+                                          {"end_to_end", {{"predicted_s", predicted.result.makespan_s},
+                                                          {"analytical_s", predicted.analytical_s}}}},
+                           2)
+              << "\n";
+    return 0;
+  }
+  std::cout << schedule.name() << ": predicted (simulator, " << source << ", " << predicted.topology
+            << ") at the calibration's speed; not executed\n\n";
+  Table table({"op kind", "ops", "predicted"});
+  for (const auto& [name, kind] : kinds) table.add_row({name, std::to_string(kind.first), format_seconds(kind.second)});
+  table.add_row({"end to end", "", format_seconds(predicted.result.makespan_s)});
+  table.print(std::cout);
+  std::cout << "\n" << schedule.gpus << " ranks on " << devices << (devices == 1 ? " device" : " devices")
+            << "; per op kind, summed op times; the analytical model: " << format_seconds(predicted.analytical_s) << "\n";
+  return 0;
+}
+
 int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& schedule_flags,
                         const HardwareFlags& hardware_flags, const NetworkFlags& network_flags, const RunFlags& flags,
                         const CommonFlags& common) {
+  if (flags.predict_only) {
+    GeneratorOptions options;
+    const CheckedSchedule checked = executable_schedule(problem_flags, schedule_flags, options);
+    scenario::SimulationText simulation_text;
+    simulation_text.gpu = flags.gpu;
+    simulation_text.calibration = flags.calibration;
+    const scenario::Simulation simulation = scenario::make_simulation(simulation_text, make_hardware(hardware_flags));
+    return predict_without_executing(checked, hardware_flags, network_flags, flags, simulation, common);
+  }
   if (flags.executions < 1 || flags.executions > kMostExecutions)
     throw UserError("--repeats: expected 1 to " + std::to_string(kMostExecutions) + " timed executions, got " +
                     std::to_string(flags.executions));
@@ -522,21 +594,11 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
     double predicted_s = 0, measured_s = 0;
   };
   std::map<std::string, Kind> kinds;
-  // A transfer's time counts from the later of its two sides' starts (the rendezvous), so
-  // time spent posted but waiting for the peer is not charged to it.
-  auto service_s = [&](const std::vector<double>& start_s, const std::vector<double>& finish_s, size_t index) {
-    double begin_s = start_s[index];
-    const int32_t partner = checked.analysis().partner[index];
-    if (partner >= 0) begin_s = std::max(begin_s, start_s[static_cast<size_t>(partner)]);
-    return std::max(0.0, finish_s[index] - begin_s);
-  };
   for (size_t index = 0; index < schedule.ops.size(); ++index) {
-    const Op& op = schedule.ops[index];
-    const std::string name = to_string(op.kind) + (op.kind == OpKind::compute ? std::string(" ") + to_string(op.pass) : "");
-    Kind& kind = kinds[name];
+    Kind& kind = kinds[op_kind_name(schedule.ops[index])];
     ++kind.count;
-    kind.predicted_s += service_s(predicted.result.op_start_s, predicted.result.op_finish_s, index);
-    kind.measured_s += service_s(record.op_start_s, record.op_finish_s, index);
+    kind.predicted_s += service_time_s(checked, predicted.result.op_start_s, predicted.result.op_finish_s, index);
+    kind.measured_s += service_time_s(checked, record.op_start_s, record.op_finish_s, index);
   }
   const double predicted_end_s = predicted.result.makespan_s;
   const double error = record.makespan_s / predicted_end_s - 1;

@@ -25,6 +25,7 @@ struct RunFlags {
   int concurrency = 4;      // calibrate: concurrent blocks measured on one device (1 .. this)
   double max_block_spread_percent = 25;  // calibrate: time the blocks again above this interquartile spread
   int block_attempts = 3;                // calibrate: timings of the blocks at most (the steadiest kept)
+  bool predict_only = false;             // validate: print the prediction for the run's configuration, execute nothing
 };
 
 int run_execute(const ProblemFlags& problem, const ScheduleFlags& schedule, const RunFlags& flags,

@@ -387,6 +387,37 @@ TEST_CASE("tessera calibrate and validate on the CPU predict the ranks on the co
   CHECK(off["speed_reference"]["compute_factor"] == 1);
   CHECK(off["end_to_end"]["predicted_s"].get<double>() == Approx(on["end_to_end"]["unadjusted"]["predicted_s"].get<double>()));
   CHECK(off["end_to_end"]["predicted_s"].get<double>() == Approx(off["end_to_end"]["unadjusted"]["predicted_s"].get<double>()));
+  // --predict-only prints that same prediction (the same ranks on the same one core) and runs
+  // nothing: no measured time, no speed reference.
+  const auto predicted_only = run_json("--calibration cli_test_cpu_cal.json --predict-only");
+  CHECK(predicted_only["devices"] == 1);
+  CHECK(predicted_only["end_to_end"]["predicted_s"].get<double>() == off["end_to_end"]["predicted_s"].get<double>());
+  CHECK_FALSE(predicted_only["end_to_end"].contains("measured_s"));
+  CHECK(predicted_only["by_kind"]["compute forward"]["ops"] == off["by_kind"]["compute forward"]["ops"]);
+  // For CUDA's local transport, P virtual ranks on one GPU, predicted without a GPU; other
+  // transports put a rank on each GPU.
+  {
+    Run cuda = tessera("validate --algo ring --gpus 4 --seq 256 --heads 2 --kv-heads 2 --head-dim 16 --backend cuda "
+                       "--calibration cli_test_cpu_cal.json --predict-only --json");
+    INFO(cuda.err);
+    REQUIRE(cuda.exit_code == 0);
+    const auto json = nlohmann::json::parse(cuda.out);
+    CHECK(json["ranks"] == 4);
+    CHECK(json["devices"] == 1);
+    Run nccl = tessera("validate --algo ring --gpus 4 --seq 256 --heads 2 --kv-heads 2 --head-dim 16 --backend cuda "
+                       "--transport nccl --calibration cli_test_cpu_cal.json --predict-only --json");
+    INFO(nccl.err);
+    REQUIRE(nccl.exit_code == 0);
+    CHECK(nlohmann::json::parse(nccl.out)["devices"] == 4);
+    Run text = tessera("validate --algo ring --gpus 4 --seq 256 --heads 2 --kv-heads 2 --head-dim 16 --backend cuda "
+                       "--calibration cli_test_cpu_cal.json --predict-only");
+    CHECK(text.exit_code == 0);
+    CHECK(text.out.find("4 ranks on 1 device") != std::string::npos);
+    CHECK(text.out.find("not executed") != std::string::npos);
+    Run bad = tessera("validate --algo ring --gpus 4 --seq 256 --backend cuda --transport pigeon --predict-only");
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.err.find("--transport") != std::string::npos);
+  }
   // The compute factor alone: the headline is the compute-only prediction, the devices factor
   // reported but not applied.
   const auto compute = run_json("--calibration cli_test_cpu_cal.json --speed-reference compute");
