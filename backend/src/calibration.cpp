@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <tuple>
 
 #include "tessera/backend/reference.hpp"
@@ -502,6 +503,19 @@ ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& 
   const CalibratedSpeedReference workload = speed_reference_workload(executor, shape, sides[sides.size() / 2]);
   const std::vector<BlockMeasurement> untimed = calibration.blocks;
   for (int attempt = 0; attempt < retiming.attempts; ++attempt) {
+    // Said before the blocks' timing, the longest step, which reports only when done: on a GPU
+    // it is minutes of the host's work, and a calibration that printed nothing for them looked
+    // hung.
+    if (progress) {
+      std::string line = "timing the blocks (" + std::to_string(sides.size()) + " sides, full and diagonal, forward and backward)";
+      if (attempt > 0) {
+        char spread_text[32];
+        std::snprintf(spread_text, sizeof spread_text, "%.1f %%", 100 * calibration.block_timing_spreads.back());
+        line += ", again (" + std::to_string(attempt + 1) + " of at most " + std::to_string(retiming.attempts) +
+                "): their widest interquartile range was " + spread_text;
+      }
+      progress(done, total, line);
+    }
     std::vector<BlockMeasurement> blocks = untimed;
     CalibratedSpeedReference reference = workload;
     FigureSpread spread;

@@ -334,6 +334,8 @@ TEST_CASE("tessera calibrate and validate on the CPU predict the ranks on the co
   REQUIRE(calibrate.exit_code == 0);
   CHECK(calibrate.out.find("ranks sharing a device") != std::string::npos);
   CHECK(calibrate.out.find("spread") != std::string::npos);
+  // The blocks' timing, its longest step, is announced before it starts (on stderr, off a terminal).
+  CHECK(calibrate.err.find("timing the blocks (3 sides") != std::string::npos);
   {
     // Each group's spread in the file: the interquartile range within max - min, and the headline
     // spread the widest max - min of any group (the CPU executor has busy devices only with 2+ cores).

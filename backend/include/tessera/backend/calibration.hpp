@@ -88,7 +88,8 @@ struct BlockRetiming {
   int attempts = 3;
 };
 
-// Progress of a calibration: done of total steps, and a line saying what was measured.
+// Progress of a calibration: done of total steps, and a line saying what was measured; before a
+// long step (the blocks' timing) also a line announcing it, with `done` unchanged.
 using CalibrationProgress = std::function<void(int done, int total, const std::string& line)>;
 
 // Runs one-rank forward and backward schedules of each side on `executor`, over a full block and
