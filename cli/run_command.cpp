@@ -489,19 +489,9 @@ int predict_without_executing(const CheckedSchedule& checked, const HardwareFlag
 int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& schedule_flags,
                         const HardwareFlags& hardware_flags, const NetworkFlags& network_flags, const RunFlags& flags,
                         const CommonFlags& common) {
-  if (flags.predict_only) {
-    GeneratorOptions options;
-    const CheckedSchedule checked = executable_schedule(problem_flags, schedule_flags, options);
-    scenario::SimulationText simulation_text;
-    simulation_text.gpu = flags.gpu;
-    simulation_text.calibration = flags.calibration;
-    const scenario::Simulation simulation = scenario::make_simulation(simulation_text, make_hardware(hardware_flags));
-    return predict_without_executing(checked, hardware_flags, network_flags, flags, simulation, common);
-  }
   if (flags.executions < 1 || flags.executions > kMostExecutions)
     throw UserError("--repeats: expected 1 to " + std::to_string(kMostExecutions) + " timed executions, got " +
                     std::to_string(flags.executions));
-  std::unique_ptr<backend::ScheduleExecutor> executor = make_backend(flags);
   GeneratorOptions options;
   const CheckedSchedule checked = executable_schedule(problem_flags, schedule_flags, options);
   const Schedule& schedule = checked.schedule();
@@ -510,6 +500,8 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
   simulation_text.gpu = flags.gpu;
   simulation_text.calibration = flags.calibration;
   const scenario::Simulation simulation = scenario::make_simulation(simulation_text, make_hardware(hardware_flags));
+  if (flags.predict_only) return predict_without_executing(checked, hardware_flags, network_flags, flags, simulation, common);
+  std::unique_ptr<backend::ScheduleExecutor> executor = make_backend(flags);
   backend::require_ready(executor->can_run(checked));
   SpeedCheck speed = speed_check_for(flags);
 
