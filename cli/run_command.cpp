@@ -52,13 +52,22 @@ size_t median_index(const std::vector<double>& values) {
   return order[(order.size() - 1) / 2];
 }
 
-std::unique_ptr<backend::ScheduleExecutor> make_backend(const RunFlags& flags) {
-  backend::ExecutorOptions options;
+backend::Transport transport_of(const RunFlags& flags) {
   try {
-    options.transport = backend::parse_transport(flags.transport);
+    return backend::parse_transport(flags.transport);
   } catch (const UserError& error) {
     throw UserError(std::string("--transport: ") + error.what());
   }
+}
+
+// The devices P ranks sit on: one each where `device_of_rank` is empty, else its highest + 1.
+int32_t device_count(const std::vector<int32_t>& device_of_rank, int32_t ranks) {
+  return device_of_rank.empty() ? ranks : *std::max_element(device_of_rank.begin(), device_of_rank.end()) + 1;
+}
+
+std::unique_ptr<backend::ScheduleExecutor> make_backend(const RunFlags& flags) {
+  backend::ExecutorOptions options;
+  options.transport = transport_of(flags);
   // Seconds to a std::chrono duration: a finite number of at most a year (31536000 s).
   if (!(flags.watchdog_s > 0 && flags.watchdog_s <= 31536000))
     throw UserError("--watchdog-s: expected seconds from above 0 to 31536000 (a year), got " + std::to_string(flags.watchdog_s));
@@ -185,7 +194,7 @@ Prediction predict(const CheckedSchedule& checked, const HardwareFlags& hardware
   const scenario::Evaluation evaluation = scenario::evaluate(checked, scenario);
   std::string where = evaluation.simulated_topology->name;
   if (!device_of_rank.empty()) {
-    const int32_t devices = *std::max_element(device_of_rank.begin(), device_of_rank.end()) + 1;
+    const int32_t devices = device_count(device_of_rank, gpus);
     where = std::to_string(gpus) + " ranks on " + std::to_string(devices) + (devices == 1 ? " device" : " devices");
   }
   const double analytical_s = device_of_rank.empty()
@@ -448,8 +457,7 @@ int predict_without_executing(const CheckedSchedule& checked, const HardwareFlag
   const Schedule& schedule = checked.schedule();
   std::vector<int32_t> device_of_rank;
   if (flags.backend == "cuda") {
-    if (flags.transport != "local" && flags.transport != "nccl" && flags.transport != "mpi")
-      throw UserError("--transport: expected local, nccl or mpi, got " + quoted(flags.transport));
+    transport_of(flags);  // refused here as make_backend would refuse it
     device_of_rank = devices_of_run(flags, {}, schedule.gpus);
   } else {
     device_of_rank = make_backend(flags)->planned_devices(schedule.gpus);
@@ -461,7 +469,7 @@ int predict_without_executing(const CheckedSchedule& checked, const HardwareFlag
     ++count;
     seconds += service_time_s(checked, predicted.result.op_start_s, predicted.result.op_finish_s, index);
   }
-  const int32_t devices = device_of_rank.empty() ? schedule.gpus : *std::max_element(device_of_rank.begin(), device_of_rank.end()) + 1;
+  const int32_t devices = device_count(device_of_rank, schedule.gpus);
   const std::string source = flags.calibration.empty() ? simulation.gpu.name + " profile" : flags.calibration;
   if (common.json) {
     nlohmann::json by_kind = nlohmann::json::object();
@@ -596,7 +604,7 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
   const double error = record.makespan_s / predicted_end_s - 1;
   const double unadjusted_end_s = unadjusted.result.makespan_s;
   const double unadjusted_error = record.makespan_s / unadjusted_end_s - 1;
-  const int32_t devices = device_of_rank.empty() ? schedule.gpus : *std::max_element(device_of_rank.begin(), device_of_rank.end()) + 1;
+  const int32_t devices = device_count(device_of_rank, schedule.gpus);
   if (common.json) {
     nlohmann::json by_kind = nlohmann::json::object();
     for (const auto& [name, kind] : kinds)
