@@ -47,11 +47,28 @@ size_t PointSet::distinct_count(std::span<const Field> fields) const {
   return seen.size();
 }
 
+bool PointSet::agree(size_t a, size_t b, std::span<const Field> fields) const {
+  for (Field field : fields)
+    if (points_[a][static_cast<size_t>(field)] != points_[b][static_cast<size_t>(field)]) return false;
+  return true;
+}
+
 std::span<const Field> schedule_fields() {
   static constexpr Field kFields[] = {Field::gpus,      Field::seq,    Field::heads, Field::kv_heads, Field::head_dim,
                                       Field::head_dim_v, Field::dtype,  Field::mask,  Field::window,   Field::documents,
                                       Field::layout,     Field::pass,   Field::algo,  Field::tile,     Field::variant};
   return kFields;
+}
+
+std::vector<size_t> schedule_runs(const PointSet& points, std::span<const size_t> order, size_t most) {
+  most = std::max<size_t>(most, 1);
+  std::vector<size_t> starts;
+  for (size_t position = 0; position < order.size(); ++position)
+    if (starts.empty() || position - starts.back() >= most ||
+        !points.agree(order[position - 1], order[position], schedule_fields()))
+      starts.push_back(position);
+  starts.push_back(order.size());
+  return starts;
 }
 
 bool takes_tile(const std::string& algorithm) {

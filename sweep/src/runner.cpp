@@ -190,10 +190,9 @@ RunSummary run_sweep(const std::string& spec_path, const RunOptions& options, Co
     std::mutex mutex;
     std::atomic<bool> stop{false};
     rows.reserve(rows.size() + todo.size());  // keeping a row after its append cannot fail
-    // Nothing leaves a worker: a failure is recorded, and no point starts after it.
-    parallel_for(todo.size(), jobs, [&](size_t position) {
-      if (stop.load() || signals.received() != 0) return;
-      const size_t index = todo[position];
+    // Nothing leaves a worker: a failure is recorded, and no point starts after it. Whether to go on.
+    auto evaluate_point = [&](size_t index) {
+      if (stop.load() || signals.received() != 0) return false;
       std::string line;
       Row row;
       try {
@@ -204,10 +203,10 @@ RunSummary run_sweep(const std::string& spec_path, const RunOptions& options, Co
         std::lock_guard<std::mutex> lock(mutex);
         if (failure.empty()) failure = std::string("cannot journal a point: ") + error.what();
         stop = true;
-        return;
+        return false;
       }
       std::lock_guard<std::mutex> lock(mutex);
-      if (stop.load()) return;  // after a failed write nothing more is written
+      if (stop.load()) return false;  // after a failed write nothing more is written
       try {
         writer->append(line, 1);
         rows.push_back({index, std::move(row)});
@@ -216,7 +215,19 @@ RunSummary run_sweep(const std::string& spec_path, const RunOptions& options, Co
       } catch (const std::exception& error) {
         failure = error.what();
         stop = true;
+        return false;
       }
+      return true;
+    };
+    // A worker takes the points of one schedule together (schedule_runs): handed out one by one,
+    // the next worker asked for the schedule its neighbour was building and waited for it, and
+    // two threads delivered 1.3 cores. Runs are cut at an eighth of each worker's share, so that
+    // a sweep of one schedule still spreads over the workers.
+    const size_t most = std::max<size_t>(1, todo.size() / (static_cast<size_t>(std::max(jobs, 1)) * 8));
+    const std::vector<size_t> runs = schedule_runs(points, todo, most);
+    parallel_for(runs.size() - 1, jobs, [&](size_t run) {
+      for (size_t position = runs[run]; position < runs[run + 1]; ++position)
+        if (!evaluate_point(todo[position])) return;
     });
     summary.stopped_by_signal = signals.received();
   } else {

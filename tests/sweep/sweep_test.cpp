@@ -210,6 +210,29 @@ TEST_CASE("points that share a schedule are those that agree on every schedule f
            field != Field::latency_us && field != Field::gpu && field != Field::batch));
 }
 
+TEST_CASE("a sweep's workers take the points of one schedule together, in runs of bounded length", "[sweep][points]") {
+  // 2 GPU counts x 3 batch sizes: points 0-2 share the 4-GPU schedule, 3-5 the 8-GPU one.
+  const PointSet batches =
+      enumerate_points(parse_spec("fixed:\n  algo: ring\naxes:\n  - gpus: [4, 8]\n  - batch: [1, 2, 4]\n", "c.yaml"));
+  REQUIRE(batches.size() == 6);
+  CHECK(batches.agree(0, 2, schedule_fields()));
+  CHECK_FALSE(batches.agree(2, 3, schedule_fields()));
+  const std::vector<size_t> all{0, 1, 2, 3, 4, 5};
+  CHECK(schedule_runs(batches, all, 100) == std::vector<size_t>{0, 3, 6});
+  // Runs of at most 2: 0-1, 2 (the schedule ends), 3-4, 5.
+  CHECK(schedule_runs(batches, all, 2) == std::vector<size_t>{0, 2, 3, 5, 6});
+  CHECK(schedule_runs(batches, all, 1) == std::vector<size_t>{0, 1, 2, 3, 4, 5, 6});
+  CHECK(schedule_runs(batches, all, 0) == std::vector<size_t>{0, 1, 2, 3, 4, 5, 6});  // at least 1
+  // A resumed sweep's remaining points (positions into this list): 1 and 4 are of different schedules.
+  const std::vector<size_t> remaining{1, 2, 4};
+  CHECK(schedule_runs(batches, remaining, 100) == std::vector<size_t>{0, 2, 3});
+  CHECK(schedule_runs(batches, std::vector<size_t>{}, 5) == std::vector<size_t>{0});
+  // Problem axes alone: every point its own run.
+  const PointSet problems = enumerate_points(
+      parse_spec("fixed:\n  algo: ring\naxes:\n  - gpus: [4, 8]\n  - seq: [16K, 32K]\n", "b.yaml"));
+  CHECK(schedule_runs(problems, std::vector<size_t>{0, 1, 2, 3}, 100) == std::vector<size_t>{0, 1, 2, 3, 4});
+}
+
 TEST_CASE("rows match closed forms and refusals become statuses", "[sweep][evaluate]") {
   const Spec spec = parse_spec(
       "fixed:\n  seq: 64K\n  heads: 32\n  kv_heads: 32\n  mask: full\n  pass: forward\n"

@@ -29,6 +29,8 @@ class PointSet {
   void add(const PointValues& values);
   // How many distinct combinations of these fields' values the points hold.
   size_t distinct_count(std::span<const Field> fields) const;
+  // Whether two points have the same value in each of these fields.
+  bool agree(size_t a, size_t b, std::span<const Field> fields) const;
 
  private:
   std::vector<std::string> pool_;
@@ -41,6 +43,13 @@ class PointSet {
 // whose plan also weighs the batch and the network's figures; that only splits points that
 // agree on these.)
 std::span<const Field> schedule_fields();
+
+// The points of `order` cut into runs of consecutive points that share a schedule (agree on
+// schedule_fields), each at most `most` points long (at least 1): the positions in `order` where
+// each run starts, then order.size(). A sweep hands each run to one worker, so that the worker
+// that builds a schedule evaluates its other points, while the next worker builds the next
+// schedule instead of waiting for this one.
+std::vector<size_t> schedule_runs(const PointSet& points, std::span<const size_t> order, size_t most);
 
 // The schedules that take a tile shape (tile: all expands for them only).
 bool takes_tile(const std::string& algorithm);
