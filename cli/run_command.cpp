@@ -413,9 +413,12 @@ SpeedCheck bracketed(SpeedCheck check, const ReferenceTiming& before, const Refe
 }
 
 // Every timed execution: its time, its prediction, the speed factors it was predicted at (none
-// without the speed reference), and which one is compared.
+// without the speed reference), and which one is compared; and each timing of the reference
+// (before the first execution and after each) with its own factors, so that a speed that moved
+// between two timings can be seen.
 nlohmann::json executions_json(const std::vector<double>& makespans_s, const std::vector<Prediction>& predictions,
-                               const std::vector<scenario::SpeedFactors>& factors, size_t compared) {
+                               const std::vector<scenario::SpeedFactors>& factors, size_t compared,
+                               const std::vector<ReferenceTiming>& references) {
   nlohmann::json json = {{"timed", makespans_s.size()}, {"warm_up", makespans_s.size() > 1},
                          {"makespans_s", makespans_s}, {"compared", compared}};
   std::vector<double> predicted_s, compute_factors, devices_factors;
@@ -428,6 +431,12 @@ nlohmann::json executions_json(const std::vector<double>& makespans_s, const std
   if (!factors.empty()) {
     json["compute_factors"] = compute_factors;
     json["devices_factors"] = devices_factors;
+  }
+  if (!references.empty()) {
+    nlohmann::json timings = nlohmann::json::array();
+    for (const ReferenceTiming& timing : references)
+      timings.push_back({{"compute_factor", timing.factors.compute}, {"devices_factor", timing.factors.devices}});
+    json["reference_timings"] = timings;
   }
   return json;
 }
@@ -622,7 +631,7 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
                                                 {"compute_only", {{"predicted_s", compute_only.result.makespan_s},
                                                                   {"relative_error", compute_only_error},
                                                                   {"abs_error", std::abs(compute_only_error)}}}}},
-                                {"executions", executions_json(makespans_s, predictions, factors, compared)},
+                                {"executions", executions_json(makespans_s, predictions, factors, compared, references)},
                                 {"speed_reference", speed_json(speed)}}, 2)
               << "\n";
     return 0;

@@ -465,12 +465,25 @@ TEST_CASE("tessera calibrate and validate on the CPU predict the ranks on the co
   CHECK(executions["compute_factors"][compared].get<double>() == Approx(speed_around["compute_factor"].get<double>()));
   CHECK(speed_around["compute_factor"].get<double>() ==
         Approx((speed_around["compute_factor_before"].get<double>() + speed_around["compute_factor_after"].get<double>()) / 2));
+  // Every reference timing is listed (before the first execution and after each), and each
+  // execution's factors are the mean of the two around it.
+  const auto& timings = executions["reference_timings"];
+  REQUIRE(timings.size() == 4);
+  for (size_t index = 0; index < 3; ++index) {
+    CHECK(executions["compute_factors"][index].get<double>() ==
+          Approx((timings[index]["compute_factor"].get<double>() + timings[index + 1]["compute_factor"].get<double>()) / 2));
+    CHECK(executions["devices_factors"][index].get<double>() ==
+          Approx((timings[index]["devices_factor"].get<double>() + timings[index + 1]["devices_factor"].get<double>()) / 2));
+  }
+  CHECK(timings[compared]["compute_factor"].get<double>() == Approx(speed_around["compute_factor_before"].get<double>()));
+  CHECK(timings[compared + 1]["compute_factor"].get<double>() == Approx(speed_around["compute_factor_after"].get<double>()));
   // Without the reference, all executions share one prediction and the median time is compared.
   const auto repeated_off = run_json("--calibration cli_test_cpu_cal.json --repeats 3 --speed-reference off");
   std::vector<double> off_makespans_s = repeated_off["executions"]["makespans_s"].get<std::vector<double>>();
   REQUIRE(off_makespans_s.size() == 3);
   CHECK(repeated_off["executions"]["predicted_s"][0] == repeated_off["executions"]["predicted_s"][2]);
   CHECK_FALSE(repeated_off["executions"].contains("compute_factors"));
+  CHECK_FALSE(repeated_off["executions"].contains("reference_timings"));
   std::sort(off_makespans_s.begin(), off_makespans_s.end());
   CHECK(repeated_off["end_to_end"]["measured_s"].get<double>() == off_makespans_s[1]);
   // By default three executions after a warm-up; --repeats 1 times one, without a warm-up.
