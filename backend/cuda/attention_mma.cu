@@ -10,8 +10,9 @@
 // which halves shared-memory reads per FLOP against one slab a warp. K and V tiles stream
 // through a ring of kStages shared buffers filled by cp.async: while a tile is computed
 // the next kStages - 1 are in flight. K is read as the col-major B operand, V by ldmatrix.trans.
-// Tiles whose first key comes after the CTA's last query are skipped under causal-like masks;
-// masks are evaluated (from token positions) only on tiles that need it. The block's (O, LSE)
+// Tiles whose first key comes after the CTA's last query are skipped under causal-like masks,
+// decided 32 tiles at a time by the lanes together (mma_tiles.cuh); masks are evaluated (from
+// token positions) only on tiles that need it. The block's (O, LSE)
 // is merged into the accumulator by LSE weights.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -84,11 +85,20 @@ __global__ void __launch_bounds__(kWarps * 32) forward_mma_kernel(ForwardArgs ar
     }
 
   const int tiles = (s.kv_rows + kCols - 1) / kCols;
-  // The first tile at or after `tile` that is not skipped (tiles when none); every warp gets the same.
-  auto next_tile = [&](int tile) {
-    for (; tile < tiles && masked; ++tile)
-      if (warp_token_range(args.kv_tokens, tile * kCols, kCols, s.kv_rows).lowest <= cta_queries.highest) break;
-    return tile;
+  // Under a mask, 32 key tiles at a time: computed where a key comes at or before the CTA's last
+  // query (the same in every warp), masked where one comes after the warp's first query.
+  const long long cta_last_query = cta_queries.highest, warp_first_query = warp_queries.lowest;
+  auto load_window = [&](TileWindow& window, int first) {
+    const TokenRange keys = lane_tile_range<kCols>(args.kv_tokens, first, s.kv_rows);
+    window.first = first;
+    window.computed = warp_bits(keys.lowest <= cta_last_query);
+    window.needs_mask = warp_bits(keys.highest > warp_first_query);
+  };
+  // The first tile at or after `tile` that is not skipped (tiles when none); every warp gets the
+  // same. The fetch and the compute loop each keep their own window.
+  TileWindow fetch_window, compute_window;
+  auto next_tile = [&](TileWindow& window, int tile) {
+    return masked ? next_computed_tile(window, tile, tiles, load_window) : tile;
   };
   auto issue_keys = [&](int tile, int stage) {
     issue_tile<T, D>(k_ring + stage * kCols * kStride, kCols, keys, kv_stride, tile * kCols, s.kv_rows);
@@ -97,11 +107,11 @@ __global__ void __launch_bounds__(kWarps * 32) forward_mma_kernel(ForwardArgs ar
 
   // Q goes with the first tile's group; then kStages - 1 groups are in flight (some may be empty).
   issue_tile<T, D>(q_tile, kRows, q + static_cast<int64_t>(head) * D, static_cast<int64_t>(s.heads) * D, row0, s.q_rows);
-  int fetch = next_tile(0);
+  int fetch = next_tile(fetch_window, 0);
   for (int stage = 0; stage < kStages - 1; ++stage) {
     if (fetch < tiles) {
       issue_keys(fetch, stage);
-      fetch = next_tile(fetch + 1);
+      fetch = next_tile(fetch_window, fetch + 1);
     }
     cp_async_commit();
   }
@@ -120,13 +130,13 @@ __global__ void __launch_bounds__(kWarps * 32) forward_mma_kernel(ForwardArgs ar
   // This lane's ldmatrix row in the Q tile (A operand: matrices rows 0-7, 8-15 by columns 0-7, 8-15).
   const T* q_rows = q_tile + (warp * kWarpRows + lane % 8 + (lane / 8 % 2) * 8) * kStride + lane / 16 * 8;
 
-  int tile = next_tile(0);
+  int tile = next_tile(compute_window, 0);
   for (int step = 0; tile < tiles; ++step) {
     cp_async_wait<kStages - 2>();  // this thread's copies of the tile (and Q) have landed
     __syncthreads();               // everyone's have; everyone is done with the buffer refilled next
     if (fetch < tiles) {
       issue_keys(fetch, (step + kStages - 1) % kStages);
-      fetch = next_tile(fetch + 1);
+      fetch = next_tile(fetch_window, fetch + 1);
     }
     cp_async_commit();
     const T* k_tile = k_ring + (step % kStages) * kCols * kStride;
@@ -160,11 +170,9 @@ __global__ void __launch_bounds__(kWarps * 32) forward_mma_kernel(ForwardArgs ar
     }
 
     // Scale, mask where the tile needs it (keys past the block, or a mask cutting through it).
-    bool need_mask = col0 + kCols > s.kv_rows;
-    if (masked) {
-      const TokenRange tile_keys = warp_token_range(args.kv_tokens, col0, kCols, s.kv_rows);
-      need_mask = need_mask || args.mask.kind != 1 || tile_keys.highest > warp_queries.lowest;
-    }
+    // (compute_window holds this tile: next_tile found it there.)
+    const bool need_mask =
+        col0 + kCols > s.kv_rows || (masked && (args.mask.kind != 1 || compute_window.tile_needs_mask(tile)));
     TESSERA_UNROLL
     for (int m = 0; m < kSlabs; ++m)
       TESSERA_UNROLL
@@ -235,7 +243,7 @@ __global__ void __launch_bounds__(kWarps * 32) forward_mma_kernel(ForwardArgs ar
         }
       }
     }
-    tile = next_tile(tile + 1);
+    tile = next_tile(compute_window, tile + 1);
   }
   cp_async_wait<0>();
 

@@ -80,10 +80,18 @@ __global__ void __launch_bounds__(kWarps * 32) backward_mma_kernel(BackwardArgs 
   }
 
   const int tiles = (s.q_rows + kQueries - 1) / kQueries;
-  auto next_tile = [&](int tile) {
-    for (; tile < tiles && masked; ++tile)
-      if (warp_token_range(args.q_tokens, tile * kQueries, kQueries, s.q_rows).highest >= cta_keys.lowest) break;
-    return tile;
+  // Under a mask, 32 query tiles at a time (mma_tiles.cuh): computed where a query comes at or
+  // after the CTA's first key (the same in every warp), masked where one comes before the warp's
+  // last key. The fetch and the compute loop each keep their own window.
+  auto load_window = [&](TileWindow& window, int first) {
+    const TokenRange queries = lane_tile_range<kQueries>(args.q_tokens, first, s.q_rows);
+    window.first = first;
+    window.computed = warp_bits(queries.highest >= cta_keys.lowest);
+    window.needs_mask = warp_bits(warp_keys.highest > queries.lowest);
+  };
+  TileWindow fetch_window, compute_window;
+  auto next_tile = [&](TileWindow& window, int tile) {
+    return masked ? next_computed_tile(window, tile, tiles, load_window) : tile;
   };
   auto issue_queries = [&](int tile, int stage) {
     const int row0 = tile * kQueries;
@@ -104,11 +112,11 @@ __global__ void __launch_bounds__(kWarps * 32) backward_mma_kernel(BackwardArgs 
   issue_tile<T, D>(k_tile, kKeys, kv + static_cast<int64_t>(kv_head) * D, kv_stride, col0, s.kv_rows);
   issue_tile<T, D>(v_tile, kKeys, kv + static_cast<int64_t>(s.kv_rows) * kv_stride + static_cast<int64_t>(kv_head) * D, kv_stride,
                    col0, s.kv_rows);
-  int fetch = next_tile(0);
+  int fetch = next_tile(fetch_window, 0);
   for (int stage = 0; stage < kStages - 1; ++stage) {
     if (fetch < tiles) {
       issue_queries(fetch, stage);
-      fetch = next_tile(fetch + 1);
+      fetch = next_tile(fetch_window, fetch + 1);
     }
     cp_async_commit();
   }
@@ -119,13 +127,13 @@ __global__ void __launch_bounds__(kWarps * 32) backward_mma_kernel(BackwardArgs 
     TESSERA_UNROLL
     for (int i = 0; i < 4; ++i) d_k[n][i] = d_v[n][i] = 0.0f;
 
-  int tile = next_tile(0);
+  int tile = next_tile(compute_window, 0);
   for (int step = 0; tile < tiles; ++step) {
     cp_async_wait<kStages - 2>();
     __syncthreads();  // the tile has landed for everyone; everyone is done with the refilled buffer and dS^T
     if (fetch < tiles) {
       issue_queries(fetch, (step + kStages - 1) % kStages);
-      fetch = next_tile(fetch + 1);
+      fetch = next_tile(fetch_window, fetch + 1);
     }
     cp_async_commit();
     const int stage = step % kStages;
@@ -161,11 +169,9 @@ __global__ void __launch_bounds__(kWarps * 32) backward_mma_kernel(BackwardArgs 
     }
 
     // P^T and dS^T in place; masked pairs (and rows or keys past the block) give zero.
-    bool need_mask = row0 + kQueries > s.q_rows || col0 + kKeys > s.kv_rows;
-    if (masked) {
-      const TokenRange tile_queries = warp_token_range(args.q_tokens, row0, kQueries, s.q_rows);
-      need_mask = need_mask || args.mask.kind != 1 || warp_keys.highest > tile_queries.lowest;
-    }
+    // (compute_window holds this tile: next_tile found it there.)
+    const bool need_mask = row0 + kQueries > s.q_rows || col0 + kKeys > s.kv_rows ||
+                           (masked && (args.mask.kind != 1 || compute_window.tile_needs_mask(tile)));
     TESSERA_UNROLL
     for (int n = 0; n < kQueries / 8; ++n)
       TESSERA_UNROLL
@@ -242,7 +248,7 @@ __global__ void __launch_bounds__(kWarps * 32) backward_mma_kernel(BackwardArgs 
         if (row < s.q_rows)
           atomicAdd(args.d_q + (static_cast<int64_t>(row) * s.heads + head) * D + d_half + n * 8 + 2 * quad + i % 2, d_q[n][i]);
       }
-    tile = next_tile(tile + 1);
+    tile = next_tile(compute_window, tile + 1);
   }
   cp_async_wait<0>();
 

@@ -40,6 +40,15 @@ const Layout kFourBlocks = {70, 100, {{0, 90}, {90, 79}, {169, 71}, {240, 60}}, 
 // Long enough for the mma kernels' cp.async rings to wrap around (5 key tiles of 64 at d = 64,
 // 10 of 32 at d = 128 forward; 7 query tiles of 32 backward), with causal skipping inside one block.
 const Layout kLongBlock = {200, 100, {{0, 300}}, 300};
+// Past 32 tiles, where the mma kernels decide skipping and masking 32 tiles at a time
+// (mma_tiles.cuh). Forward: 40 queries (2100-2139) over 2200 keys, 69 key tiles of 32 at d = 128
+// (35 of 64 at d = 64); causally the last visible one, tile 66 (33), cuts the diagonal and tiles
+// 67-68 (34) are skipped, in the third (second) window.
+const Layout kManyKeyTiles = {40, 2100, {{0, 2200}}, 2200};
+// Backward: one CTA's 64 keys (1100-1163) walk 38 query tiles of 32 (1200 queries); causally
+// tiles 0-33 are skipped, across the first window into the second, and tile 34 cuts the diagonal.
+// (Keys 0-31 give every query a key: a query that sees none has no LSE to compare.)
+const Layout kManyQueryTiles = {1200, 0, {{0, 32}, {1100, 64}}, 1200};
 
 float widen(float value) { return value; }
 float widen(__nv_bfloat16 value) { return __bfloat162float(value); }
@@ -395,6 +404,26 @@ TEST_CASE("emulated mma kernels on a block long enough for their cp.async rings 
     report(d128);
     CHECK(within(d128, 1e-3, 1e-3));
   }
+}
+
+TEST_CASE("emulated mma kernels past 32 tiles: skipping and masks decided a window of 32 tiles at a time",
+          "[cuda-emulation][mma]") {
+  // (The sliding window on the many query tiles would leave queries 72-1099 without a key.)
+  const std::vector<std::pair<const Layout*, std::vector<MaskCase>>> cases = {
+      {&kManyKeyTiles, {kMasks[0], kMasks[1], kMasks[2]}}, {&kManyQueryTiles, {kMasks[0], kMasks[1]}}};
+  for (const auto& [layout_of_case, masks] : cases)
+    for (const MaskCase& mask : masks) {
+      const Layout& layout = *layout_of_case;
+      INFO((layout_of_case == &kManyKeyTiles ? "many key tiles" : "many query tiles") << ", " << mask.name);
+      INFO("bf16, d=64");
+      const Errors d64 = run_kernels<__nv_bfloat16>(Kernels::mma, ElementType::bf16, 64, mask, layout);
+      report(d64);
+      CHECK(within(d64, 6e-3, 8e-3));
+      INFO("fp16, d=128");
+      const Errors d128 = run_kernels<__half>(Kernels::mma, ElementType::fp16, 128, mask, layout);
+      report(d128);
+      CHECK(within(d128, 1e-3, 1e-3));
+    }
 }
 
 TEST_CASE("a wrong fragment index or an early cp.async read makes the mma kernels fail (mutations)",
