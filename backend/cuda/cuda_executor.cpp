@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -15,12 +16,34 @@
 #include "cuda_readiness.hpp"
 #include "tessera/backend/device_buffers.hpp"
 #include "tessera/core/pair_count.hpp"
+#include "tessera/core/parallel.hpp"
 #include "transport.hpp"
 #include "watchdog.hpp"
 
 namespace tessera::backend::cuda {
 
 namespace {
+
+// work(begin, end) over the tokens [0, n) of a chunk, each token `elements_per_token` elements of
+// host work: on all cores where the chunk is large (the host packs and unpacks every input and
+// output of every execution, and a GPU validation at 32K tokens spent over a hundred seconds of
+// host time for a third of a second of GPU time), on this thread where it is small.
+void for_token_ranges(int64_t n, int64_t elements_per_token, const std::function<void(int64_t, int64_t)>& work) {
+#ifdef TESSERA_CUDA_EMULATION
+  constexpr int64_t kElementsPerPiece = 256;  // the emulation's small problems take the parallel path too
+#else
+  constexpr int64_t kElementsPerPiece = int64_t{1} << 20;
+#endif
+  const int64_t pieces = std::clamp<int64_t>(n * elements_per_token / kElementsPerPiece, 1, std::min<int64_t>(n, 64));
+  if (pieces <= 1) {
+    if (n > 0) work(0, n);
+    return;
+  }
+  parallel_for(static_cast<size_t>(pieces), default_threads(), [&](size_t piece) {
+    const auto p = static_cast<int64_t>(piece);
+    work(n * p / pieces, n * (p + 1) / pieces);
+  });
+}
 
 ElementType element_of(DType dtype) {
   switch (dtype) {
@@ -241,6 +264,8 @@ class Run {
     }
   }
   // One input item of chunk `chunk`, head group `group`, packed as device_buffers.hpp lays it out.
+  // Every element's place is computed, so that the chunk's tokens are packed on all cores
+  // (for_token_ranges): at 32K tokens and 32 heads one execution packs half a billion elements.
   std::vector<float> pack(const AttentionTensors& t, const DataItem& item) const {
     const int64_t H = problem_.heads, G = problem_.kv_heads, d = problem_.head_dim, dv = problem_.head_dim_v;
     const int64_t hg = query_heads_per_group(problem_, schedule_.head_groups);
@@ -249,55 +274,51 @@ class Run {
     const int64_t first_kv = first_kv_head_of_group(problem_, schedule_.head_groups, item.head_group);
     const std::vector<int64_t> tokens = chunk_token_list(grid_, item.chunk);
     const auto n = static_cast<int64_t>(tokens.size());
-    auto rounded = [&](double value) { return static_cast<float>(round_to_dtype(problem_.dtype, value)); };
-    std::vector<float> packed;
-    // Sized once: at 32K tokens and 32 heads an input is over a hundred million values, and
-    // growing the vector by doubling copies it again and again.
+    const DType dtype = problem_.dtype;
+    auto rounded = [dtype](double value) { return static_cast<float>(round_to_dtype(dtype, value)); };
     const int64_t per_token = item.kind == DataKind::Q      ? hg * d
                               : item.kind == DataKind::KV   ? gg * (d + dv)
                               : item.kind == DataKind::dO   ? hg * dv
                               : item.kind == DataKind::Stats ? 2 * hg
                                                              : 0;
-    packed.reserve(static_cast<size_t>(n * per_token));
-    switch (item.kind) {
-      case DataKind::Q:
-        for (int64_t r = 0; r < n; ++r)
-          for (int64_t h = 0; h < hg; ++h)
-            for (int64_t e = 0; e < d; ++e) packed.push_back(rounded(t.q[static_cast<size_t>((tokens[r] * H + first_head + h) * d + e)]));
-        break;
-      case DataKind::KV:
-        for (int64_t r = 0; r < n; ++r)
-          for (int64_t g = 0; g < gg; ++g)
-            for (int64_t e = 0; e < d; ++e) packed.push_back(rounded(t.k[static_cast<size_t>((tokens[r] * G + first_kv + g) * d + e)]));
-        for (int64_t r = 0; r < n; ++r)
-          for (int64_t g = 0; g < gg; ++g)
-            for (int64_t e = 0; e < dv; ++e) packed.push_back(rounded(t.v[static_cast<size_t>((tokens[r] * G + first_kv + g) * dv + e)]));
-        break;
-      case DataKind::dO:
-        for (int64_t r = 0; r < n; ++r)
-          for (int64_t h = 0; h < hg; ++h)
-            for (int64_t e = 0; e < dv; ++e)
-              packed.push_back(rounded(t.d_out[static_cast<size_t>((tokens[r] * H + first_head + h) * dv + e)]));
-        break;
-      case DataKind::Stats: {
-        // The forward's LSE and delta = rowsum(dO * O), formed by the owner as the CPU executor does.
-        std::vector<float> delta;
-        delta.reserve(static_cast<size_t>(n * hg));
-        for (int64_t r = 0; r < n; ++r)
-          for (int64_t h = 0; h < hg; ++h) {
-            const int64_t row_head = tokens[r] * H + first_head + h;
-            packed.push_back(static_cast<float>(t.lse[static_cast<size_t>(row_head)]));
-            double sum = 0;
-            for (int64_t e = 0; e < dv; ++e)
-              sum += static_cast<double>(rounded(t.d_out[static_cast<size_t>(row_head * dv + e)])) *
-                     static_cast<float>(t.out[static_cast<size_t>(row_head * dv + e)]);
-            delta.push_back(static_cast<float>(sum));
-          }
-        packed.insert(packed.end(), delta.begin(), delta.end());
-        break;
+    std::vector<float> packed(static_cast<size_t>(n * per_token));
+    float* const out = packed.data();
+    auto at = [](const std::vector<double>& values, int64_t index) { return values[static_cast<size_t>(index)]; };
+    for_token_ranges(n, per_token, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t token = tokens[static_cast<size_t>(r)];
+        switch (item.kind) {
+          case DataKind::Q:
+            for (int64_t h = 0; h < hg; ++h)
+              for (int64_t e = 0; e < d; ++e) out[(r * hg + h) * d + e] = rounded(at(t.q, (token * H + first_head + h) * d + e));
+            break;
+          case DataKind::KV:  // K of every token, then V of every token
+            for (int64_t g = 0; g < gg; ++g) {
+              for (int64_t e = 0; e < d; ++e) out[(r * gg + g) * d + e] = rounded(at(t.k, (token * G + first_kv + g) * d + e));
+              for (int64_t e = 0; e < dv; ++e)
+                out[n * gg * d + (r * gg + g) * dv + e] = rounded(at(t.v, (token * G + first_kv + g) * dv + e));
+            }
+            break;
+          case DataKind::dO:
+            for (int64_t h = 0; h < hg; ++h)
+              for (int64_t e = 0; e < dv; ++e)
+                out[(r * hg + h) * dv + e] = rounded(at(t.d_out, (token * H + first_head + h) * dv + e));
+            break;
+          case DataKind::Stats:
+            // The forward's LSE, then delta = rowsum(dO * O), formed by the owner as the CPU executor does.
+            for (int64_t h = 0; h < hg; ++h) {
+              const int64_t row_head = token * H + first_head + h;
+              out[r * hg + h] = static_cast<float>(at(t.lse, row_head));
+              double sum = 0;
+              for (int64_t e = 0; e < dv; ++e)
+                sum += static_cast<double>(rounded(at(t.d_out, row_head * dv + e))) * static_cast<float>(at(t.out, row_head * dv + e));
+              out[n * hg + r * hg + h] = static_cast<float>(sum);
+            }
+            break;
+          default: break;
+        }
       }
-      default: break;
-    }
+    });
     return packed;
   }
   void upload_inputs(const AttentionTensors& tensors) {
@@ -660,26 +681,31 @@ class Run {
         const std::vector<float> out = download(owner, {DataKind::O, group, chunk});
         const std::vector<float> d_q = download(owner, {DataKind::dQ, group, chunk});
         const std::vector<float> d_kv = download(owner, {DataKind::dKV, group, chunk});
-        for (int64_t r = 0; r < n; ++r) {
-          const int64_t token = tokens[static_cast<size_t>(r)];
-          for (int64_t h = 0; h < hg; ++h) {
-            const int64_t local = r * hg + h, global = token * H + first_head + h;
-            if (!out.empty()) {
-              t.lse[static_cast<size_t>(global)] = out[static_cast<size_t>(n * hg * dv + local)];
-              for (int64_t e = 0; e < dv; ++e) t.out[static_cast<size_t>(global * dv + e)] = out[static_cast<size_t>(local * dv + e)];
+        // A chunk's tokens are distinct, so its rows are unpacked on all cores; the head groups
+        // one after another, as replicated KV heads of several groups add into the same rows.
+        for_token_ranges(n, hg * (dv + d) + gg * (d + dv), [&](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) {
+            const int64_t token = tokens[static_cast<size_t>(r)];
+            for (int64_t h = 0; h < hg; ++h) {
+              const int64_t local = r * hg + h, global = token * H + first_head + h;
+              if (!out.empty()) {
+                t.lse[static_cast<size_t>(global)] = out[static_cast<size_t>(n * hg * dv + local)];
+                for (int64_t e = 0; e < dv; ++e)
+                  t.out[static_cast<size_t>(global * dv + e)] = out[static_cast<size_t>(local * dv + e)];
+              }
+              if (!d_q.empty())
+                for (int64_t e = 0; e < d; ++e) t.d_q[static_cast<size_t>(global * d + e)] = d_q[static_cast<size_t>(local * d + e)];
             }
-            if (!d_q.empty())
-              for (int64_t e = 0; e < d; ++e) t.d_q[static_cast<size_t>(global * d + e)] = d_q[static_cast<size_t>(local * d + e)];
+            if (!d_kv.empty())
+              for (int64_t g = 0; g < gg; ++g) {
+                const int64_t local = r * gg + g, global = token * G + first_kv + g;
+                for (int64_t e = 0; e < d; ++e)
+                  t.d_k[static_cast<size_t>(global * d + e)] += d_kv[static_cast<size_t>(local * d + e)];
+                for (int64_t e = 0; e < dv; ++e)
+                  t.d_v[static_cast<size_t>(global * dv + e)] += d_kv[static_cast<size_t>(n * gg * d + local * dv + e)];
+              }
           }
-          // Replicated KV heads (more head groups than KV heads) add up.
-          if (!d_kv.empty())
-            for (int64_t g = 0; g < gg; ++g) {
-              const int64_t local = r * gg + g, global = token * G + first_kv + g;
-              for (int64_t e = 0; e < d; ++e) t.d_k[static_cast<size_t>(global * d + e)] += d_kv[static_cast<size_t>(local * d + e)];
-              for (int64_t e = 0; e < dv; ++e)
-                t.d_v[static_cast<size_t>(global * dv + e)] += d_kv[static_cast<size_t>(n * gg * d + local * dv + e)];
-            }
-        }
+        });
       }
     }
     // Only what this run produced is summed over processes (a backward run's O and LSE are the
