@@ -143,6 +143,12 @@ int32_t ScheduleBuilder::stream(const std::string& name, int32_t buffers) {
   return static_cast<int32_t>(names.size() - 1);
 }
 
+void ScheduleBuilder::reserve(size_t ops, size_t blocks, size_t items) {
+  ops_.reserve(ops);
+  blocks_.reserve(blocks);
+  items_.reserve(items);
+}
+
 Schedule ScheduleBuilder::finish() {
   schedule_.ops = std::move(ops_);
   schedule_.blocks = std::move(blocks_);

@@ -192,6 +192,11 @@ class ScheduleBuilder {
   // Pass of the ops appended next (compute ops carry theirs explicitly).
   void set_pass(Pass pass) { pass_ = pass; }
 
+  // Room for this many ops, blocks and items, so that the arrays are not regrown (and their
+  // pages faulted in again) by doubling. An upper bound does no harm: room never written holds
+  // address space, not memory.
+  void reserve(size_t ops, size_t blocks, size_t items);
+
   Schedule finish();
   const Problem& problem() const { return schedule_.problem; }
   size_t op_count() const { return ops_.size(); }
