@@ -87,12 +87,11 @@ __global__ void __launch_bounds__(kWarps * 32) forward_mma_kernel(ForwardArgs ar
   const int tiles = (s.kv_rows + kCols - 1) / kCols;
   // Under a mask, 32 key tiles at a time: computed where a key comes at or before the CTA's last
   // query (the same in every warp), masked where one comes after the warp's first query.
-  const long long cta_last_query = cta_queries.highest, warp_first_query = warp_queries.lowest;
   auto load_window = [&](TileWindow& window, int first) {
     const TokenRange keys = lane_tile_range<kCols>(args.kv_tokens, first, s.kv_rows);
     window.first = first;
-    window.computed = warp_bits(keys.lowest <= cta_last_query);
-    window.needs_mask = warp_bits(keys.highest > warp_first_query);
+    window.computed = warp_bits(keys.lowest <= cta_queries.highest);
+    window.needs_mask = warp_bits(keys.highest > warp_queries.lowest);
   };
   // The first tile at or after `tile` that is not skipped (tiles when none); every warp gets the
   // same. The fetch and the compute loop each keep their own window.

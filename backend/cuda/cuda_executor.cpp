@@ -26,19 +26,17 @@ namespace {
 
 // work(begin, end) over the tokens [0, n) of a chunk, each token `elements_per_token` elements of
 // host work: on all cores where the chunk is large (the host packs and unpacks every input and
-// output of every execution, and a GPU validation at 32K tokens spent over a hundred seconds of
-// host time for a third of a second of GPU time), on this thread where it is small.
+// output of every execution: a GPU validation step at 32K tokens took over a hundred seconds for
+// executions of a third of a second on the GPU), on this thread where it is small.
 void for_token_ranges(int64_t n, int64_t elements_per_token, const std::function<void(int64_t, int64_t)>& work) {
 #ifdef TESSERA_CUDA_EMULATION
   constexpr int64_t kElementsPerPiece = 256;  // the emulation's small problems take the parallel path too
 #else
   constexpr int64_t kElementsPerPiece = int64_t{1} << 20;
 #endif
+  if (n <= 0) return;
   const int64_t pieces = std::clamp<int64_t>(n * elements_per_token / kElementsPerPiece, 1, std::min<int64_t>(n, 64));
-  if (pieces <= 1) {
-    if (n > 0) work(0, n);
-    return;
-  }
+  if (pieces == 1) return work(0, n);
   parallel_for(static_cast<size_t>(pieces), default_threads(), [&](size_t piece) {
     const auto p = static_cast<int64_t>(piece);
     work(n * p / pieces, n * (p + 1) / pieces);
