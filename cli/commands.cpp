@@ -117,6 +117,7 @@ int run_cost(const ProblemFlags& problem_flags, const ScheduleFlags& schedule_fl
   scenario::Scenario scenario{schedule_flags.algorithm, make_problem(problem_flags),
                               make_options(problem_flags, schedule_flags), make_hardware(hardware_flags), {}, std::nullopt};
   scenario.network = make_network(network_flags, scenario.options.gpus);
+  scenario.figures_only = true;  // printed: the figures and the schedule's name
   const Evaluation evaluation = scenario::evaluate(scenario);
   if (common.json) {
     std::cout << json_text(scenario::cost_to_json(evaluation, scenario, common.per_gpu), 2) << "\n";

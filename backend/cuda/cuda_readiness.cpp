@@ -98,6 +98,7 @@ Readiness this_process_ready(const schedules::CheckedSchedule& checked, Transpor
 
 Readiness cuda_readiness(const schedules::CheckedSchedule& checked, const ExecutorOptions& options, int visible_devices) {
   const Schedule& schedule = checked.schedule();
+  require_full_program(schedule, "the CUDA executor");
   if (visible_devices == 0) return Readiness::unavailable("no CUDA GPU was found on this machine (cudaGetDeviceCount reports none)");
   if (Readiness limits = kernel_limits(schedule); !limits.ok()) return limits;
   if (options.transport == Transport::nccl && schedule.gpus > visible_devices)

@@ -49,10 +49,21 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
   const BlockGrid& grid = checked.grid();
   const ScheduleAnalysis& analysis = checked.analysis();
   const UniformNetwork uniform(hardware.link_latency_s, hardware.link_bytes_per_s);
+  // Held by rotation (GPU 0's program alone), every GPU's figures are GPU 0's only where the
+  // network treats every GPU alike.
+  const bool rotation = schedule.form == ProgramForm::rotation;
+  if (rotation && network != nullptr)
+    throw std::logic_error("cost_schedule: a schedule held by rotation is priced on the uniform network alone");
   if (network == nullptr) network = &uniform;
+  if (analysis.step_order.size() != schedule.ops.size())
+    throw std::logic_error("cost_schedule: the analysis has no step order (check_schedule makes it)");
   CostReport report;
   report.gpus.assign(static_cast<size_t>(schedule.gpus), GpuCost{});
   std::vector<double> finish(schedule.ops.size(), 0);
+  // The seconds each recv or collective op adds to its GPU's communication time, summed per GPU
+  // in program order after the walk: summed in the walk's order, whose ties between GPUs fall by
+  // GPU index, a GPU's sum differed from its shifted twin's in the last bit.
+  std::vector<double> comm_of_op(schedule.ops.size(), 0);
   // Item sizes at one sequence were made with the check (item_sizes.hpp); the batch scales them.
   const schedules::ItemSizes& sizes = analysis.item_sizes;
   const int64_t batch = schedule.problem.batch;
@@ -84,7 +95,9 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
     return time;
   };
 
-  for (const uint32_t index : analysis.order) {
+  // In step order (analysis.hpp): transfers queue for a GPU's links in the same order on every
+  // GPU of a schedule run alike up to rotation.
+  for (const uint32_t index : analysis.step_order) {
     const Op& op = schedule.ops[index];
     GpuCost& gpu = report.gpus[static_cast<size_t>(op.gpu)];
     switch (op.kind) {
@@ -124,13 +137,14 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
           gpu.sent_bytes[static_cast<int>(item.kind)] += bytes;
           report.gpus[static_cast<size_t>(recv.gpu)].received_bytes[static_cast<int>(item.kind)] += bytes;
         }
-        // The wire, then what the library costs per message on this path.
-        const double transfer_s = network->transfer_s(op.gpu, recv.gpu, total);
-        const double duration = transfer_s + hardware.message.message_s(network->path_class(op.gpu, recv.gpu));
-        report.gpus[static_cast<size_t>(recv.gpu)].comm_s += duration;
+        // The wire, then what the library costs per message on this path. (The send names the
+        // receiver: held by rotation, the recv is GPU 0's own, standing for the receiver's.)
+        const double transfer_s = network->transfer_s(op.gpu, op.peer, total);
+        const double duration = transfer_s + hardware.message.message_s(network->path_class(op.gpu, op.peer));
+        comm_of_op[partner] = duration;
         finish[index] = finish[partner] = start + duration;
         // The links are free again once the bytes have left; the latency is not theirs.
-        const double wire_s = transfer_s - network->transfer_s(op.gpu, recv.gpu, 0);
+        const double wire_s = transfer_s - network->transfer_s(op.gpu, op.peer, 0);
         send_port_free[static_cast<size_t>(op.gpu)] = receive_port_free[static_cast<size_t>(recv.gpu)] = start + wire_s;
         break;
       }
@@ -176,7 +190,7 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
         for (uint32_t member : analysis.collective_ops[c]) start = std::max(start, ready_time(member));
         for (uint32_t member : analysis.collective_ops[c]) {
           finish[member] = start + duration;
-          report.gpus[static_cast<size_t>(schedule.ops[member].gpu)].comm_s += duration;
+          comm_of_op[member] = duration;
         }
         break;
       }
@@ -191,6 +205,12 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
     last = std::max(last, finish[index]);
   }
   for (size_t g = 0; g < report.gpus.size(); ++g) report.gpus[g].finish_s = finish_s[g];
+  for (size_t index = 0; index < schedule.ops.size(); ++index)
+    if (comm_of_op[index] != 0) report.gpus[static_cast<size_t>(schedule.ops[index].gpu)].comm_s += comm_of_op[index];
+  // Held by rotation, GPU 0 ran every GPU's program (shifted): its recvs stand for what its
+  // peers received from it, so each GPU sent and received what GPU 0 did.
+  if (rotation)
+    for (size_t g = 1; g < report.gpus.size(); ++g) report.gpus[g] = report.gpus[0];
   // Memory was walked once, at one sequence, when the schedule was checked (memory_peak.hpp):
   // every item's bytes are the batch times one sequence's, so every figure scales exactly.
   const std::vector<schedules::GpuMemory>& memory = analysis.memory_one_sequence;

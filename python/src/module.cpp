@@ -50,6 +50,7 @@ py::object cost(const py::kwargs& kwargs) {
     py::gil_scoped_release release;
     scenario::Scenario scenario = schedule_scenario(fields, "cost");
     scenario.network = scenario::make_network(fields.network, scenario.options.gpus);
+    scenario.figures_only = true;
     out = scenario::cost_to_json(scenario::evaluate(scenario), scenario, fields.per_gpu);
   }
   return to_python(out);

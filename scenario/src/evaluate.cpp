@@ -85,6 +85,15 @@ CheckedSchedule generate(const Scenario& scenario, ScheduleCache* cache) {
     const double chunk_tokens = static_cast<double>(scenario.problem.seq_len) / scenario.options.gpus;
     target.flops_per_s = scenario.simulation->gpu.block_flops_per_s(scenario.problem.dtype, chunk_tokens);
   }
+  // Figures alone, priced by the analytical model on the uniform network: a schedule every GPU
+  // runs alike up to rotation needs GPU 0's program alone (core/schedule.hpp's ProgramForm). Its
+  // figures are the full program's (tests/costmodel/rotation_test.cpp), at 1/P of the ops.
+  if (scenario.figures_only && !scenario.simulation && !scenario.network.topology &&
+      scenario.network.device_of_rank.empty()) {
+    schedules::GeneratorOptions options = scenario.options;
+    options.by_rotation = true;
+    return generate_checked(scenario.algorithm, scenario.problem, options, target, cache);
+  }
   return generate_checked(scenario.algorithm, scenario.problem, scenario.options, target, cache);
 }
 

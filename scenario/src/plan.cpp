@@ -62,6 +62,7 @@ PlanResult plan(const Scenario& base, const PlanControl& control) {
       return;
     }
     Scenario scenario = shared;
+    scenario.figures_only = true;  // a ranking keeps the identity and the figures
     scenario.algorithm = entry.candidate.algorithm;
     scenario.options = entry.candidate.options;
     try {

@@ -57,6 +57,8 @@ ScheduleKey schedule_key(const std::string& algorithm, const Problem& problem, c
   }
   key.variant = options.variant;
   key.buffers = options.buffers;
+  // Only the ring generator reads it; other schedules are the same with it or without.
+  key.by_rotation = algorithm == "ring" && options.by_rotation;
   // Only Mesh's planner weighs transfers against compute (generate_mesh reads plan_hardware).
   if (algorithm == "mesh") {
     const schedules::PlanHardware& hardware = options.plan_hardware;
@@ -96,7 +98,7 @@ size_t held_bytes(const CheckedSchedule& checked) {
   const schedules::ScheduleAnalysis& analysis = checked.analysis();
   bytes += sizeof(analysis) + vector_bytes(analysis.access_offsets) + vector_bytes(analysis.accesses) +
            vector_bytes(analysis.dep_offsets) + vector_bytes(analysis.deps) + vector_bytes(analysis.partner) +
-           vector_bytes(analysis.collective_ops) + vector_bytes(analysis.order) +
+           vector_bytes(analysis.collective_ops) + vector_bytes(analysis.order) + vector_bytes(analysis.step_order) +
            vector_bytes(analysis.release_offsets) + vector_bytes(analysis.releases) +
            vector_bytes(analysis.successor_offsets) + vector_bytes(analysis.successors) +
            vector_bytes(analysis.memory_one_sequence) + analysis.item_sizes.table_bytes() + vector_bytes(analysis.op_pairs);

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "tessera/schedules/op_data.hpp"
+#include "tessera/schedules/rotation.hpp"
 
 namespace tessera::schedules {
 
@@ -122,10 +123,13 @@ std::string check_fields(const Schedule& schedule) {
     return item.head_group < 0 || item.head_group >= schedule.head_groups || item.chunk < 0 ||
            item.chunk >= schedule.chunks();
   };
+  const bool rotation = schedule.form == ProgramForm::rotation;
+  if (rotation && !schedule.collectives.empty()) return "a schedule held by rotation has no collectives";
   for (const auto& op : schedule.ops) {
     // Built only for a violation: a string per op was most of this check's time.
     auto where = [&] { return "op " + std::to_string(schedule.index_of(op)); };
     if (op.gpu < 0 || op.gpu >= schedule.gpus) return where() + ": GPU " + std::to_string(op.gpu) + " does not exist";
+    if (rotation && op.gpu != 0) return where() + ": a schedule held by rotation lists GPU 0's program alone";
     if (op.stream < 0 || op.stream >= streams) return where() + ": stream " + std::to_string(op.stream) + " does not exist";
     if (op.pass == Pass::both) return where() + ": an operation belongs to one pass";
     if (op.kind == OpKind::compute) {
@@ -215,6 +219,43 @@ std::string match_transfers(const Schedule& schedule, ScheduleAnalysis& analysis
     const Op& recv = schedule.ops[recvs[r].second];
     return "unmatched recv: " + schedule.describe(recv) + " has no matching send from GPU " +
            std::to_string(recv.peer) + " to GPU " + std::to_string(recv.gpu);
+  }
+  return "";
+}
+
+// The same for GPU 0's program alone (ProgramForm::rotation). GPU 0's k-th recv from s pairs
+// with s's k-th send to GPU 0, which is GPU 0's k-th send to -s shifted by s: it carries the
+// items GPU 0 sends there, each chunk shifted by s. So each recv pairs with one of GPU 0's own
+// sends, and the execution order and the cost read that send's times as its sender's.
+std::string match_rotated_transfers(const Schedule& schedule, ScheduleAnalysis& analysis) {
+  const int32_t gpus = schedule.gpus;
+  std::vector<std::vector<uint32_t>> sends_to(static_cast<size_t>(gpus)), recvs_from(static_cast<size_t>(gpus));
+  for (uint32_t index = 0; index < schedule.ops.size(); ++index) {
+    const Op& op = schedule.ops[index];
+    if (op.kind == OpKind::send) sends_to[static_cast<size_t>(op.peer)].push_back(index);
+    if (op.kind == OpKind::recv) recvs_from[static_cast<size_t>(op.peer)].push_back(index);
+  }
+  for (int32_t source = 0; source < gpus; ++source) {
+    const auto& recvs = recvs_from[static_cast<size_t>(source)];
+    const auto& sends = sends_to[static_cast<size_t>(rotate(-source, 0, gpus))];
+    for (size_t k = 0; k < std::max(recvs.size(), sends.size()); ++k) {
+      if (k >= sends.size())
+        return "unmatched recv: " + schedule.describe(schedule.ops[recvs[k]]) + " has no matching send from GPU " +
+               std::to_string(source) + " to GPU 0 (GPU 0's program shifted by " + std::to_string(source) + ")";
+      if (k >= recvs.size())
+        return "unmatched send: " + schedule.describe(schedule.ops[sends[k]]) + " has no matching recv (GPU 0's program shifted by " +
+               std::to_string(schedule.ops[sends[k]].peer) + ")";
+      const auto sent = schedule.items_of(schedule.ops[sends[k]]);
+      const auto received = schedule.items_of(schedule.ops[recvs[k]]);
+      bool same = sent.size() == received.size();
+      for (size_t i = 0; same && i < sent.size(); ++i) same = rotate(sent[i], source, gpus) == received[i];
+      if (!same)
+        return "mismatched transfer: " + schedule.describe(schedule.ops[recvs[k]]) + " is matched with " +
+               schedule.describe(schedule.ops[sends[k]]) + " shifted by " + std::to_string(source) +
+               ", which carries different data (" + describe_items(schedule, schedule.ops[sends[k]]) + ")";
+      analysis.partner[sends[k]] = static_cast<int32_t>(recvs[k]);
+      analysis.partner[recvs[k]] = static_cast<int32_t>(sends[k]);
+    }
   }
   return "";
 }
@@ -506,7 +547,10 @@ std::string analyze_schedule(const Schedule& schedule, ScheduleAnalysis& analysi
   if (schedule.stream_names.empty()) return "the schedule has no streams";
   if (schedule.head_groups >= DataAccess::kHeadGroupLimit) return "the schedule has more head groups than the analysis can index";
   if (auto problem = check_fields(schedule); !problem.empty()) return problem;
-  if (auto problem = match_transfers(schedule, analysis); !problem.empty()) return problem;
+  if (auto problem = schedule.form == ProgramForm::rotation ? match_rotated_transfers(schedule, analysis)
+                                                             : match_transfers(schedule, analysis);
+      !problem.empty())
+    return problem;
   if (auto problem = match_collectives(schedule, analysis); !problem.empty()) return problem;
   return build_dependencies(schedule, analysis);
 }
@@ -627,6 +671,43 @@ std::string find_execution_order(const Schedule& schedule, ScheduleAnalysis& ana
     if (next != kNone && seen[next]) text += " (a cycle)";
   }
   return text;
+}
+
+std::vector<uint32_t> order_by_step(const Schedule& schedule, const ScheduleAnalysis& analysis) {
+  const size_t op_count = analysis.order.size();
+  // An op's step: one past its dependencies' latest, the start of a run. A send and its recv
+  // complete together, at the later of their two steps; so do a collective's members.
+  constexpr uint32_t kUnset = UINT32_MAX;
+  std::vector<uint32_t> step(schedule.ops.size(), kUnset);
+  auto posted_step = [&](uint32_t index) {
+    uint32_t value = 0;
+    for (uint32_t dep : analysis.deps_of(index)) value = std::max(value, step[dep] + 1);
+    return value;
+  };
+  uint32_t last = 0;
+  for (uint32_t index : analysis.order) {
+    if (step[index] != kUnset) continue;
+    const Op& op = schedule.ops[index];
+    uint32_t value = posted_step(index);
+    if (op.kind == OpKind::send || op.kind == OpKind::recv) {
+      const auto partner = static_cast<uint32_t>(analysis.partner[index]);
+      value = std::max(value, posted_step(partner));
+      step[partner] = value;
+    } else if (op.kind == OpKind::collective) {
+      const auto& members = analysis.collective_ops[static_cast<size_t>(op.peer)];
+      for (uint32_t member : members) value = std::max(value, posted_step(member));
+      for (uint32_t member : members) step[member] = value;
+    }
+    step[index] = value;
+    last = std::max(last, value);
+  }
+  // A stable counting sort of the program (index) order by step.
+  std::vector<uint32_t> offsets(static_cast<size_t>(last) + 2, 0);
+  for (size_t index = 0; index < op_count; ++index) ++offsets[static_cast<size_t>(step[index]) + 1];
+  for (size_t s = 0; s + 1 < offsets.size(); ++s) offsets[s + 1] += offsets[s];
+  std::vector<uint32_t> sorted(op_count);
+  for (uint32_t index = 0; index < op_count; ++index) sorted[offsets[step[index]]++] = index;
+  return sorted;
 }
 
 }  // namespace tessera::schedules

@@ -7,6 +7,7 @@
 #include "flat_map.hpp"
 #include "tessera/core/resource_limits.hpp"
 #include "tessera/schedules/resource_estimate.hpp"
+#include "tessera/schedules/rotation.hpp"
 
 namespace tessera::schedules {
 
@@ -53,8 +54,52 @@ std::string check_block_coverage(const Schedule& schedule, const BlockGrid& grid
   return "";
 }
 
+// The same for GPU 0's program alone (ProgramForm::rotation): its block (i, j) stands for
+// (i + g, j + g) on every GPU g, so it covers the whole diagonal j - i (mod P). Each diagonal
+// with work must be covered once; on a rotation-invariant grid it has work all along or nowhere.
+std::string check_rotated_block_coverage(const Schedule& schedule, const BlockGrid& grid) {
+  if (!grid_is_rotation_invariant(grid))
+    return "the schedule is held by rotation (GPU 0's program alone), but its chunks differ in tokens or its "
+           "blocks in pairs along a diagonal, so no GPU's work is GPU 0's shifted";
+  const auto n = static_cast<int32_t>(grid.chunks());
+  for (Pass pass : {Pass::forward, Pass::backward}) {
+    const bool wanted = pass == Pass::forward ? schedule.problem.has_forward() : schedule.problem.has_backward();
+    std::vector<int32_t> computed_by(static_cast<size_t>(schedule.head_groups) * static_cast<size_t>(n), -1);
+    const std::string pass_name = to_string(pass);
+    for (const auto& op : schedule.ops) {
+      if (op.kind != OpKind::compute || op.pass != pass) continue;
+      if (!wanted)
+        return schedule.describe(op) + " computes a " + pass_name + " block, but the problem's pass is " +
+               to_string(schedule.problem.pass);
+      for (const auto& block : schedule.blocks_of(op)) {
+        if (!grid.has_work(block.q_chunk, block.kv_chunk))
+          return schedule.describe(op) + " computes block " + to_string(block) +
+                 ", which is fully masked (no work) and must not be scheduled";
+        const auto slot = static_cast<size_t>(block.head_group) * static_cast<size_t>(n) +
+                          static_cast<size_t>(rotate(block.kv_chunk - block.q_chunk, 0, n));
+        if (computed_by[slot] >= 0)
+          return "block " + to_string(block) + " " + pass_name + " is computed twice: by " + schedule.describe(op) +
+                 " and by " + schedule.describe(schedule.ops[static_cast<size_t>(computed_by[slot])]) +
+                 " (GPU 0's program stands for every GPU's, shifted)";
+        computed_by[slot] = static_cast<int32_t>(schedule.index_of(op));
+      }
+    }
+    if (!wanted) continue;
+    for (int32_t hg = 0; hg < schedule.head_groups; ++hg)
+      for (int32_t kv = 0; kv < n; ++kv)
+        if (grid.has_work(0, kv) && computed_by[static_cast<size_t>(hg) * static_cast<size_t>(n) + static_cast<size_t>(kv)] < 0)
+          return "block " + to_string(BlockRef{hg, 0, kv}) + " " + pass_name + " (" + std::to_string(grid.pairs(0, kv)) +
+                 " pairs per head) is never computed, on any GPU";
+  }
+  return "";
+}
+
 // Replays the partial sums in execution order and checks where every output ends up.
+// Held by rotation, GPU 0's program alone is replayed: what it sends to GPU d arrives, shifted
+// by -d, as what GPU 0 receives from -d (match_rotated_transfers), and its own chunk's outputs
+// stand for every GPU's.
 std::string check_outputs(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis) {
+  const bool rotation = schedule.form == ProgramForm::rotation;
   detail::FlatMap local(static_cast<size_t>(schedule.gpus) * 64), inbox(static_cast<size_t>(schedule.gpus) * 8);
   // Blocks covered per (GPU, item): a compute op adds its blocks to partial sums; repeated
   // keys in a row (blocks of one row) are added in one step.
@@ -109,7 +154,7 @@ std::string check_outputs(const Schedule& schedule, const BlockGrid& grid, const
           if (!is_accumulator(item.kind)) continue;
           int64_t value = 0;
           if (auto problem = take(op.gpu, item, op, value); !problem.empty()) return problem;
-          carried.emplace_back(place(op.peer, item), value);
+          carried.emplace_back(rotation ? place(0, rotate(item, -op.peer, schedule.gpus)) : place(op.peer, item), value);
         }
         break;
       }
@@ -167,7 +212,7 @@ std::string check_outputs(const Schedule& schedule, const BlockGrid& grid, const
   if (schedule.problem.has_backward()) outputs.insert(outputs.end(), {DataKind::dQ, DataKind::dKV});
   for (DataKind kind : outputs) {
     for (int32_t hg = 0; hg < schedule.head_groups; ++hg) {
-      for (int32_t chunk = 0; chunk < n; ++chunk) {
+      for (int32_t chunk = 0; chunk < (rotation ? 1 : n); ++chunk) {
         DataItem item{kind, hg, chunk};
         const int32_t owner = schedule.owner(chunk);
         int64_t expected = kind == DataKind::dKV ? column_blocks[static_cast<size_t>(chunk)]
@@ -216,12 +261,14 @@ CheckResult check_schedule(const Schedule& schedule, const BlockGrid& grid) {
   }
   result.violation = analyze_schedule(schedule, result.analysis);
   if (!result.ok()) return result;
-  result.violation = check_block_coverage(schedule, grid);
+  result.violation = schedule.form == ProgramForm::rotation ? check_rotated_block_coverage(schedule, grid)
+                                                            : check_block_coverage(schedule, grid);
   if (!result.ok()) return result;
   result.violation = find_execution_order(schedule, result.analysis);
   if (!result.ok()) return result;
   result.violation = check_outputs(schedule, grid, result.analysis);
   if (!result.ok()) return result;
+  result.analysis.step_order = order_by_step(schedule, result.analysis);
   result.analysis.item_sizes = ItemSizes(schedule, grid);
   if (schedule.ops.size() <= kOpPairsTableMaxOps) result.analysis.op_pairs = op_pairs_table(schedule, grid);
   result.analysis.memory_one_sequence = memory_per_gpu_one_sequence(schedule, result.analysis);

@@ -1,6 +1,7 @@
 #include "tessera/schedules/memory_peak.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "tessera/schedules/op_data.hpp"
 
@@ -14,14 +15,17 @@ std::vector<GpuMemory> memory_per_gpu_one_sequence(const Schedule& schedule, con
   const size_t gpus = static_cast<size_t>(schedule.gpus);
   const ItemSizes& sizes = analysis.item_sizes;
   auto item_bytes = [&sizes](const DataItem& item) { return sizes.one_sequence_bytes(item); };
-  // Each GPU's ops in execution order (a stable counting sort of the order by GPU).
+  // Each GPU's ops in step order (analysis.hpp): a stable counting sort of it by GPU.
+  const std::vector<uint32_t>& step_order = analysis.step_order;
+  if (step_order.size() != schedule.ops.size())
+    throw std::logic_error("memory_per_gpu_one_sequence: the analysis has no step order (check_schedule makes it)");
   std::vector<uint32_t> gpu_offsets(gpus + 1, 0);
-  for (uint32_t index : analysis.order) ++gpu_offsets[static_cast<size_t>(schedule.ops[index].gpu) + 1];
+  for (uint32_t index : step_order) ++gpu_offsets[static_cast<size_t>(schedule.ops[index].gpu) + 1];
   for (size_t g = 0; g < gpus; ++g) gpu_offsets[g + 1] += gpu_offsets[g];
-  std::vector<uint32_t> by_gpu(analysis.order.size());
+  std::vector<uint32_t> by_gpu(step_order.size());
   {
     std::vector<uint32_t> fill(gpu_offsets.begin(), gpu_offsets.end() - 1);
-    for (uint32_t index : analysis.order) by_gpu[fill[static_cast<size_t>(schedule.ops[index].gpu)]++] = index;
+    for (uint32_t index : step_order) by_gpu[fill[static_cast<size_t>(schedule.ops[index].gpu)]++] = index;
   }
   std::vector<GpuMemory> peak(gpus);
   const bool forward = schedule.problem.has_forward(), backward = schedule.problem.has_backward();
@@ -38,7 +42,9 @@ std::vector<GpuMemory> memory_per_gpu_one_sequence(const Schedule& schedule, con
   if (forward) own_kinds.insert(own_kinds.end(), {DataKind::O, DataKind::LSE});
   if (backward) own_kinds.insert(own_kinds.end(), {DataKind::dO, DataKind::Stats, DataKind::dQ, DataKind::dKV});
 
-  for (size_t g = 0; g < gpus; ++g) {
+  // Held by rotation, GPU 0's program is every GPU's, shifted (and every chunk as large).
+  const size_t walked = schedule.form == ProgramForm::rotation ? std::min<size_t>(gpus, 1) : gpus;
+  for (size_t g = 0; g < walked; ++g) {
     const auto gpu = static_cast<int32_t>(g);
     int64_t resident = 0;
     for (int32_t hg = 0; hg < schedule.head_groups; ++hg)
@@ -95,6 +101,7 @@ std::vector<GpuMemory> memory_per_gpu_one_sequence(const Schedule& schedule, con
     for (size_t index : touched) held[index] = 0;
     touched.clear();
   }
+  for (size_t g = walked; g < gpus; ++g) peak[g] = peak[0];
   return peak;
 }
 

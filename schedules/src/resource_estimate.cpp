@@ -51,7 +51,11 @@ double estimate_schedule_bytes(const std::string& algorithm, const Problem& prob
   const double blocks = gpus * gpus;
   const double passes = (problem.has_forward() ? 1 : 0) + (problem.has_backward() ? 1 : 0);
   double per_pass = 0;
-  if (algorithm == "ring" || algorithm == "assignment") {
+  if (algorithm == "ring" && options.by_rotation) {
+    // GPU 0's program alone (generators.hpp's by_rotation); the generator estimates again, in
+    // full, before emitting every GPU's program where the grid does not allow it.
+    per_pass = kRingBytesPerBlockPass * gpus;
+  } else if (algorithm == "ring" || algorithm == "assignment") {
     per_pass = kRingBytesPerBlockPass * blocks;
   } else if (algorithm == "all-gather") {
     per_pass = kAllGatherBytesPerBlockPass * blocks;

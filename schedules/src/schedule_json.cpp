@@ -277,6 +277,7 @@ json op_to_json(const Schedule& schedule, const Op& op) {
 }  // namespace
 
 json schedule_to_json(const Schedule& schedule) {
+  require_full_program(schedule, "schedule_to_json");
   json out = schedule_header_json(schedule);
   json collectives = json::array();
   for (const auto& collective : schedule.collectives) collectives.push_back(collective_to_json(schedule, collective));

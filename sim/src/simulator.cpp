@@ -85,6 +85,7 @@ void summarize_links(const topo::Topology& topology, const Engine& engine, SimRe
 SimResult simulate(const schedules::CheckedSchedule& checked, const topo::Topology& topology,
                    const std::vector<int32_t>& placement, const GpuProfile& gpu, const SimOptions& options) {
   const Schedule& schedule = checked.schedule();
+  require_full_program(schedule, "simulate");
   if (placement.size() < static_cast<size_t>(schedule.gpus))
     throw UserError("the placement covers " + std::to_string(placement.size()) + " ranks but the schedule has " +
                     std::to_string(schedule.gpus));

@@ -142,6 +142,7 @@ Row Evaluator::evaluate(size_t index, const PointValues& values) {
   // Stage 1: the problem and the schedule. A refusal means the schedule does not apply.
   scenario::Scenario scenario;
   scenario.algorithm = schedule_text.algorithm;
+  scenario.figures_only = true;  // a row holds figures
   std::optional<schedules::CheckedSchedule> checked;
   auto refuse = [&](auto&& step) {
     try {

@@ -247,13 +247,15 @@ TEST_CASE("a sweep's tables are the same bytes with the schedule cache, without 
   // Without a topology a point asks for one schedule; on h100-ib a Mesh point asks twice (the
   // uniform plan that places its ranks, then the plan for the placed rings): 72 + 12 asks.
   CHECK(on[0] + on[1] == 84);
-  // Distinct schedules, per GPU count: ring and usp one each (the bandwidth, the network and the
-  // fidelity are not theirs); mesh one per bandwidth and fidelity on the uniform network (its
-  // planner weighs the link's bandwidth, and under flow the GPU profile's block rate), which the
-  // h100-ib points share for their first, uniform plan, and one placed plan per fidelity on
-  // h100-ib (its rings run over h100-ib's links whatever the bandwidth field; the linear
-  // placement is the same for every bandwidth): 2 + 6 + 2 = 10, 20 in all.
-  CHECK(on[0] == 20);
+  // Distinct schedules, per GPU count: usp one (the bandwidth, the network and the fidelity are
+  // not its); ring two, GPU 0's program alone for its analytic points on the uniform network
+  // (core/schedule.hpp's ProgramForm::rotation) and every GPU's for the rest; mesh one per
+  // bandwidth and fidelity on the uniform network (its planner weighs the link's bandwidth, and
+  // under flow the GPU profile's block rate), which the h100-ib points share for their first,
+  // uniform plan, and one placed plan per fidelity on h100-ib (its rings run over h100-ib's
+  // links whatever the bandwidth field; the linear placement is the same for every bandwidth):
+  // 3 + 6 + 2 = 11, 22 in all.
+  CHECK(on[0] == 22);
   CHECK(on[2] == 0);
   const auto small = counts("small");
   CHECK(small[0] + small[1] == 84);

@@ -70,6 +70,7 @@ int64_t LinkLoads::inter_node_total() const {
 LinkLoads compute_link_loads(Router& router, const std::vector<int32_t>& placement,
                              const schedules::CheckedSchedule& checked) {
   const Schedule& schedule = checked.schedule();
+  require_full_program(schedule, "compute_link_loads");
   const BlockGrid& grid = checked.grid();
   const int32_t gpus = router.topology().gpu_count();
   if (static_cast<int32_t>(placement.size()) < schedule.gpus)

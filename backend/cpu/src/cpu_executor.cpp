@@ -634,6 +634,7 @@ void execute_on_cpu(const schedules::CheckedSchedule& checked, AttentionTensors&
 
 void execute_on_cpu(const schedules::CheckedSchedule& checked, AttentionTensors& tensors, ExecutionRecord& record,
                     int32_t devices) {
+  require_full_program(checked.schedule(), "execute_on_cpu");
   using Clock = ThreadedRun::Clock;
   const auto called = Clock::now();
   const Schedule& schedule = checked.schedule();
@@ -656,6 +657,7 @@ void execute_on_cpu(const schedules::CheckedSchedule& checked, AttentionTensors&
 }
 
 void execute_on_cpu_sequentially(const schedules::CheckedSchedule& checked, AttentionTensors& tensors) {
+  require_full_program(checked.schedule(), "execute_on_cpu_sequentially");
   Interpreter interpreter(checked.schedule(), checked.grid(), tensors);
   interpreter.run_sequentially(checked.analysis(), {});
 }

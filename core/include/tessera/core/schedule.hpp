@@ -112,6 +112,15 @@ struct TileShape {
 TileShape parse_tile(const std::string& text);  // throws UserError
 std::string to_string(const TileShape& tile);
 
+// What `Schedule::ops` hold. `full`: every GPU's program. `rotation`: GPU 0's program alone,
+// for a schedule every GPU runs alike up to rotation: GPU g runs GPU 0's ops with every GPU index
+// (its own, a peer's) and every chunk shifted by g, modulo the GPU count (a ring on chunks of
+// equal work). A ring at 1,024 GPUs is 6 M ops in full and 6 K in this form, and on a uniform
+// network every GPU's figures are GPU 0's. Only the analysis, the checker and the analytical
+// cost model read this form (schedules/rotation.hpp); every other consumer needs the full
+// program and says so (require_full_program).
+enum class ProgramForm : uint8_t { full, rotation };
+
 struct Schedule {
   std::string algorithm;     // generator name, e.g. "mesh"
   std::string variant;       // e.g. "8x16 greedy"; free text for people, never parsed
@@ -120,6 +129,7 @@ struct Schedule {
   Layout layout = Layout::contiguous;
   int32_t gpus = 1;
   int32_t head_groups = 1;
+  ProgramForm form = ProgramForm::full;
   std::vector<std::string> stream_names;
   // Remote-chunk buffers of each stream (parallel to stream_names; 0 = unbounded). A receive on
   // a bounded stream takes one buffer and holds it until every op that reads what it brought
@@ -158,6 +168,10 @@ struct Schedule {
 // the tests hold that comparison against.
 bool same_program(const Schedule& a, const Schedule& b);
 
+// Throws std::logic_error naming `consumer` when the schedule holds one GPU's program by
+// rotation (ProgramForm): a consumer that runs, routes or writes every GPU's ops cannot use it.
+void require_full_program(const Schedule& schedule, const char* consumer);
+
 // Heads of one head group, and key/value heads it needs (replicated when groups > kv heads).
 int64_t query_heads_per_group(const Problem& problem, int32_t head_groups);
 int64_t kv_heads_per_group(const Problem& problem, int32_t head_groups);
@@ -191,6 +205,8 @@ class ScheduleBuilder {
   void collective_op(int32_t gpu, int32_t stream, int32_t collective);
   // Pass of the ops appended next (compute ops carry theirs explicitly).
   void set_pass(Pass pass) { pass_ = pass; }
+  // What the ops will hold (Schedule::form): GPU 0's program alone, for a rotation.
+  void set_form(ProgramForm form) { schedule_.form = form; }
 
   // Room for this many ops, blocks and items, so that the arrays are not regrown (and their
   // pages faulted in again) by doubling. An upper bound does no harm: room never written holds

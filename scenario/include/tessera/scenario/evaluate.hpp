@@ -24,6 +24,11 @@ struct Scenario {
   costmodel::Hardware hardware;        // the analytical model and the uniform network
   Network network;                     // a topology and placement, or the uniform network
   std::optional<Simulation> simulation;  // none: the analytical model alone
+  // Whether the caller reads the figures alone, never the schedule's ops (cost, plan, sweep):
+  // then, priced by the analytical model on the uniform network, a schedule every GPU runs
+  // alike up to rotation is held as GPU 0's program (core/schedule.hpp's ProgramForm), which
+  // gives the same figures at 1/P of the ops.
+  bool figures_only = false;
 };
 
 // Where the schedule's traffic lands on a given topology.

@@ -52,6 +52,10 @@ struct GeneratorOptions {
     std::string forward, backward;
   };
   std::optional<MeshHops> mesh_hops;
+  // ring: GPU 0's program alone (ProgramForm::rotation, core/schedule.hpp) where the block grid
+  // allows it (schedules/rotation.hpp), else every GPU's. Only for figures the analytical model
+  // prices on the uniform network: scenario::generate asks for it where nothing else is wanted.
+  bool by_rotation = false;
 };
 
 struct GeneratorInfo {

@@ -1,7 +1,7 @@
 #pragma once
 // Memory per GPU over a schedule's run: what it holds throughout (its own chunks' inputs and
 // outputs) and the most it holds on top of that at once (received inputs, partials of other GPUs'
-// chunks, arriving partials), walking each GPU's ops in the execution order of the analysis.
+// chunks, arriving partials), walking each GPU's ops in the step order of the analysis.
 //
 // Made for one sequence per batch, once per checked schedule (check_schedule keeps it in the
 // analysis): every item's bytes are the batch times one sequence's, exactly (item_bytes is a
