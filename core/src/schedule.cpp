@@ -81,7 +81,7 @@ bool parse_collective_kind(const std::string& text, CollectiveKind& kind) {
 
 bool same_program(const Schedule& a, const Schedule& b) {
   return a.algorithm == b.algorithm && a.variant == b.variant && a.tile == b.tile && a.layout == b.layout &&
-         a.form == b.form && a.gpus == b.gpus && a.head_groups == b.head_groups && a.stream_names == b.stream_names &&
+         a.form == b.form && a.period == b.period && a.gpus == b.gpus && a.head_groups == b.head_groups && a.stream_names == b.stream_names &&
          a.stream_buffers == b.stream_buffers && a.ops == b.ops && a.blocks == b.blocks && a.items == b.items &&
          a.collectives == b.collectives;
 }
@@ -89,7 +89,8 @@ bool same_program(const Schedule& a, const Schedule& b) {
 void require_full_program(const Schedule& schedule, const char* consumer) {
   if (schedule.form != ProgramForm::full)
     throw std::logic_error(std::string(consumer) + ": schedule '" + schedule.name() +
-                           "' holds GPU 0's program alone (by rotation); this needs every GPU's");
+                           "' holds the programs of " + std::to_string(schedule.period) +
+                           " GPU(s) alone (by rotation); this needs every GPU's");
 }
 
 std::string Schedule::describe(const Op& op) const {
@@ -249,6 +250,7 @@ Schedule Schedule::identity() const {
   identity.gpus = gpus;
   identity.head_groups = head_groups;
   identity.form = form;
+  identity.period = period;
   identity.stream_names = stream_names;
   identity.stream_buffers = stream_buffers;
   return identity;

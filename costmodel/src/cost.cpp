@@ -49,8 +49,8 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
   const BlockGrid& grid = checked.grid();
   const ScheduleAnalysis& analysis = checked.analysis();
   const UniformNetwork uniform(hardware.link_latency_s, hardware.link_bytes_per_s);
-  // Held by rotation (GPU 0's program alone), every GPU's figures are GPU 0's only where the
-  // network treats every GPU alike.
+  // Held by rotation (the programs of a few GPUs), every GPU's figures are its held GPU's only
+  // where the network treats every GPU alike.
   const bool rotation = schedule.form == ProgramForm::rotation;
   if (rotation && network != nullptr)
     throw std::logic_error("cost_schedule: a schedule held by rotation is priced on the uniform network alone");
@@ -138,7 +138,7 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
           report.gpus[static_cast<size_t>(recv.gpu)].received_bytes[static_cast<int>(item.kind)] += bytes;
         }
         // The wire, then what the library costs per message on this path. (The send names the
-        // receiver: held by rotation, the recv is GPU 0's own, standing for the receiver's.)
+        // receiver: held by rotation, the recv is a held GPU's, standing for the receiver's.)
         const double transfer_s = network->transfer_s(op.gpu, op.peer, total);
         const double duration = transfer_s + hardware.message.message_s(network->path_class(op.gpu, op.peer));
         comm_of_op[partner] = duration;
@@ -207,10 +207,11 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
   for (size_t g = 0; g < report.gpus.size(); ++g) report.gpus[g].finish_s = finish_s[g];
   for (size_t index = 0; index < schedule.ops.size(); ++index)
     if (comm_of_op[index] != 0) report.gpus[static_cast<size_t>(schedule.ops[index].gpu)].comm_s += comm_of_op[index];
-  // Held by rotation, GPU 0 ran every GPU's program (shifted): its recvs stand for what its
-  // peers received from it, so each GPU sent and received what GPU 0 did.
+  // Held by rotation, GPU g ran GPU (g mod period)'s program shifted: the recvs of the GPUs
+  // held stand for what their peers received, so each GPU sent and received what its held GPU did.
   if (rotation)
-    for (size_t g = 1; g < report.gpus.size(); ++g) report.gpus[g] = report.gpus[0];
+    for (size_t g = static_cast<size_t>(schedule.period); g < report.gpus.size(); ++g)
+      report.gpus[g] = report.gpus[g % static_cast<size_t>(schedule.period)];
   // Memory was walked once, at one sequence, when the schedule was checked (memory_peak.hpp):
   // every item's bytes are the batch times one sequence's, so every figure scales exactly.
   const std::vector<schedules::GpuMemory>& memory = analysis.memory_one_sequence;

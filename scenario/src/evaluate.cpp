@@ -86,7 +86,8 @@ CheckedSchedule generate(const Scenario& scenario, ScheduleCache* cache) {
     target.flops_per_s = scenario.simulation->gpu.block_flops_per_s(scenario.problem.dtype, chunk_tokens);
   }
   // Figures alone, priced by the analytical model on the uniform network: a schedule every GPU
-  // runs alike up to rotation needs GPU 0's program alone (core/schedule.hpp's ProgramForm). Its
+  // runs alike up to rotation needs the programs of a few GPUs alone (core/schedule.hpp's
+  // ProgramForm: GPU 0's for a ring, one row of the GPU grid for a Mesh). Its
   // figures are the full program's (tests/costmodel/rotation_test.cpp), at 1/P of the ops.
   if (scenario.figures_only && !scenario.simulation && !scenario.network.topology &&
       scenario.network.device_of_rank.empty()) {

@@ -125,11 +125,16 @@ std::string check_fields(const Schedule& schedule) {
   };
   const bool rotation = schedule.form == ProgramForm::rotation;
   if (rotation && !schedule.collectives.empty()) return "a schedule held by rotation has no collectives";
+  if (rotation && (schedule.period < 1 || schedule.gpus % schedule.period != 0))
+    return "a schedule held by rotation needs a period that divides its " + std::to_string(schedule.gpus) +
+           " GPUs, not " + std::to_string(schedule.period);
   for (const auto& op : schedule.ops) {
     // Built only for a violation: a string per op was most of this check's time.
     auto where = [&] { return "op " + std::to_string(schedule.index_of(op)); };
     if (op.gpu < 0 || op.gpu >= schedule.gpus) return where() + ": GPU " + std::to_string(op.gpu) + " does not exist";
-    if (rotation && op.gpu != 0) return where() + ": a schedule held by rotation lists GPU 0's program alone";
+    if (rotation && op.gpu >= schedule.period)
+      return where() + ": a schedule held by rotation lists the programs of its first " + std::to_string(schedule.period) +
+             " GPU(s) alone, not GPU " + std::to_string(op.gpu) + "'s";
     if (op.stream < 0 || op.stream >= streams) return where() + ": stream " + std::to_string(op.stream) + " does not exist";
     if (op.pass == Pass::both) return where() + ": an operation belongs to one pass";
     if (op.kind == OpKind::compute) {
@@ -223,40 +228,50 @@ std::string match_transfers(const Schedule& schedule, ScheduleAnalysis& analysis
   return "";
 }
 
-// The same for GPU 0's program alone (ProgramForm::rotation). GPU 0's k-th recv from s pairs
-// with s's k-th send to GPU 0, which is GPU 0's k-th send to -s shifted by s: it carries the
-// items GPU 0 sends there, each chunk shifted by s. So each recv pairs with one of GPU 0's own
-// sends, and the execution order and the cost read that send's times as its sender's.
+// The same for a schedule held by rotation (ProgramForm::rotation). GPU r's k-th recv from s
+// pairs with s's k-th send to r. GPU s runs GPU b = s mod period's program shifted by
+// t = s - b, so that send is b's k-th send to r - t, carrying b's items shifted by t: each recv
+// pairs with one send of the GPUs held, and the execution order and the cost read that send's
+// times as its sender's.
 std::string match_rotated_transfers(const Schedule& schedule, ScheduleAnalysis& analysis) {
-  const int32_t gpus = schedule.gpus;
-  std::vector<std::vector<uint32_t>> sends_to(static_cast<size_t>(gpus)), recvs_from(static_cast<size_t>(gpus));
+  const int32_t gpus = schedule.gpus, period = schedule.period;
+  // Per (held sender, destination), its sends in program order; per (held receiver, source), its recvs.
+  auto slot = [gpus](int32_t held, int32_t other) { return static_cast<size_t>(held) * static_cast<size_t>(gpus) + static_cast<size_t>(other); };
+  std::vector<std::vector<uint32_t>> sends(static_cast<size_t>(period) * static_cast<size_t>(gpus)), recvs(sends.size());
   for (uint32_t index = 0; index < schedule.ops.size(); ++index) {
     const Op& op = schedule.ops[index];
-    if (op.kind == OpKind::send) sends_to[static_cast<size_t>(op.peer)].push_back(index);
-    if (op.kind == OpKind::recv) recvs_from[static_cast<size_t>(op.peer)].push_back(index);
+    if (op.kind == OpKind::send) sends[slot(op.gpu, op.peer)].push_back(index);
+    if (op.kind == OpKind::recv) recvs[slot(op.gpu, op.peer)].push_back(index);
   }
-  for (int32_t source = 0; source < gpus; ++source) {
-    const auto& recvs = recvs_from[static_cast<size_t>(source)];
-    const auto& sends = sends_to[static_cast<size_t>(rotate(-source, 0, gpus))];
-    for (size_t k = 0; k < std::max(recvs.size(), sends.size()); ++k) {
-      if (k >= sends.size())
-        return "unmatched recv: " + schedule.describe(schedule.ops[recvs[k]]) + " has no matching send from GPU " +
-               std::to_string(source) + " to GPU 0 (GPU 0's program shifted by " + std::to_string(source) + ")";
-      if (k >= recvs.size())
-        return "unmatched send: " + schedule.describe(schedule.ops[sends[k]]) + " has no matching recv (GPU 0's program shifted by " +
-               std::to_string(schedule.ops[sends[k]].peer) + ")";
-      const auto sent = schedule.items_of(schedule.ops[sends[k]]);
-      const auto received = schedule.items_of(schedule.ops[recvs[k]]);
-      bool same = sent.size() == received.size();
-      for (size_t i = 0; same && i < sent.size(); ++i) same = rotate(sent[i], source, gpus) == received[i];
-      if (!same)
-        return "mismatched transfer: " + schedule.describe(schedule.ops[recvs[k]]) + " is matched with " +
-               schedule.describe(schedule.ops[sends[k]]) + " shifted by " + std::to_string(source) +
-               ", which carries different data (" + describe_items(schedule, schedule.ops[sends[k]]) + ")";
-      analysis.partner[sends[k]] = static_cast<int32_t>(recvs[k]);
-      analysis.partner[recvs[k]] = static_cast<int32_t>(sends[k]);
+  std::vector<uint8_t> matched(schedule.ops.size(), 0);
+  for (int32_t receiver = 0; receiver < period; ++receiver)
+    for (int32_t source = 0; source < gpus; ++source) {
+      const auto& received = recvs[slot(receiver, source)];
+      if (received.empty()) continue;
+      const int32_t sender = base_gpu(source, period), shift = source - sender;
+      const auto& sent = sends[slot(sender, rotate(receiver, -shift, gpus))];
+      for (size_t k = 0; k < received.size(); ++k) {
+        const Op& recv = schedule.ops[received[k]];
+        if (k >= sent.size())
+          return "unmatched recv: " + schedule.describe(recv) + " has no matching send from GPU " + std::to_string(source) +
+                 " (GPU " + std::to_string(sender) + "'s program shifted by " + std::to_string(shift) + ")";
+        const Op& send = schedule.ops[sent[k]];
+        const auto items = schedule.items_of(send);
+        const auto arriving = schedule.items_of(recv);
+        bool same = items.size() == arriving.size();
+        for (size_t i = 0; same && i < items.size(); ++i) same = rotate(items[i], shift, gpus) == arriving[i];
+        if (!same)
+          return "mismatched transfer: " + schedule.describe(recv) + " is matched with " + schedule.describe(send) +
+                 " shifted by " + std::to_string(shift) + ", which carries different data (" + describe_items(schedule, send) + ")";
+        analysis.partner[sent[k]] = static_cast<int32_t>(received[k]);
+        analysis.partner[received[k]] = static_cast<int32_t>(sent[k]);
+        matched[sent[k]] = 1;
+      }
     }
-  }
+  for (uint32_t index = 0; index < schedule.ops.size(); ++index)
+    if (schedule.ops[index].kind == OpKind::send && !matched[index])
+      return "unmatched send: " + schedule.describe(schedule.ops[index]) + " has no matching recv on GPU " +
+             std::to_string(schedule.ops[index].peer) + " (the programs held, shifted)";
   return "";
 }
 
@@ -701,13 +716,33 @@ std::vector<uint32_t> order_by_step(const Schedule& schedule, const ScheduleAnal
     step[index] = value;
     last = std::max(last, value);
   }
-  // A stable counting sort of the program (index) order by step.
-  std::vector<uint32_t> offsets(static_cast<size_t>(last) + 2, 0);
-  for (size_t index = 0; index < op_count; ++index) ++offsets[static_cast<size_t>(step[index]) + 1];
-  for (size_t s = 0; s + 1 < offsets.size(); ++s) offsets[s + 1] += offsets[s];
+  // By (step, position in its GPU's program, GPU): stable counting sorts by GPU (of the index
+  // order, which is each GPU's program order), then by position, then by step. Ties at one step
+  // fall by position, not by index: ops of one position on two GPUs are the same op of the
+  // program shifted, which never sends to the same GPU, so the transfers that queue for one
+  // GPU's link in are ordered by (step, position) alone, the same on every GPU.
+  std::vector<uint32_t> position(op_count, 0);
+  {
+    std::vector<uint32_t> next(static_cast<size_t>(schedule.gpus), 0);
+    for (size_t index = 0; index < op_count; ++index) position[index] = next[static_cast<size_t>(schedule.ops[index].gpu)]++;
+  }
+  auto stable_sort_by = [op_count](const std::vector<uint32_t>& in, auto&& key, size_t keys) {
+    std::vector<uint32_t> offsets(keys + 1, 0);
+    for (uint32_t index : in) ++offsets[static_cast<size_t>(key(index)) + 1];
+    for (size_t k = 0; k < keys; ++k) offsets[k + 1] += offsets[k];
+    std::vector<uint32_t> out(op_count);
+    for (uint32_t index : in) out[offsets[key(index)]++] = index;
+    return out;
+  };
   std::vector<uint32_t> sorted(op_count);
-  for (uint32_t index = 0; index < op_count; ++index) sorted[offsets[step[index]]++] = index;
-  return sorted;
+  for (uint32_t index = 0; index < op_count; ++index) sorted[index] = index;
+  sorted = stable_sort_by(sorted, [&](uint32_t index) { return static_cast<size_t>(schedule.ops[index].gpu); },
+                          static_cast<size_t>(schedule.gpus));
+  size_t longest = 0;
+  for (uint32_t value : position) longest = std::max<size_t>(longest, value + 1);
+  sorted = stable_sort_by(sorted, [&](uint32_t index) { return static_cast<size_t>(position[index]); }, longest);
+  return stable_sort_by(sorted, [&](uint32_t index) { return static_cast<size_t>(step[index]); },
+                        static_cast<size_t>(last) + 1);
 }
 
 }  // namespace tessera::schedules

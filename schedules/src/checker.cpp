@@ -54,17 +54,25 @@ std::string check_block_coverage(const Schedule& schedule, const BlockGrid& grid
   return "";
 }
 
-// The same for GPU 0's program alone (ProgramForm::rotation): its block (i, j) stands for
-// (i + g, j + g) on every GPU g, so it covers the whole diagonal j - i (mod P). Each diagonal
-// with work must be covered once; on a rotation-invariant grid it has work all along or nowhere.
+// The same for a schedule held by rotation (ProgramForm::rotation): a block (i, j) of a GPU
+// held stands for (i + t, j + t) for every shift t by a multiple of the period, so it covers the
+// class of blocks with query chunk i mod period and diagonal j - i (mod P). Each class with work
+// must be covered once; on a grid invariant under those shifts it has work all along or nowhere.
 std::string check_rotated_block_coverage(const Schedule& schedule, const BlockGrid& grid) {
-  if (!grid_is_rotation_invariant(grid))
-    return "the schedule is held by rotation (GPU 0's program alone), but its chunks differ in tokens or its "
-           "blocks in pairs along a diagonal, so no GPU's work is GPU 0's shifted";
+  const int32_t period = schedule.period;
+  if (!grid_is_rotation_invariant(grid, period))
+    return "the schedule is held by rotation (the programs of " + std::to_string(period) +
+           " GPU(s) alone), but its chunks differ in tokens or its blocks in pairs under a shift by " +
+           std::to_string(period) + ", so not every GPU's work is a held GPU's shifted";
   const auto n = static_cast<int32_t>(grid.chunks());
+  auto class_of = [&](const BlockRef& block) {
+    return (static_cast<size_t>(block.head_group) * static_cast<size_t>(period) + static_cast<size_t>(block.q_chunk % period)) *
+               static_cast<size_t>(n) +
+           static_cast<size_t>(rotate(block.kv_chunk - block.q_chunk, 0, n));
+  };
   for (Pass pass : {Pass::forward, Pass::backward}) {
     const bool wanted = pass == Pass::forward ? schedule.problem.has_forward() : schedule.problem.has_backward();
-    std::vector<int32_t> computed_by(static_cast<size_t>(schedule.head_groups) * static_cast<size_t>(n), -1);
+    std::vector<int32_t> computed_by(static_cast<size_t>(schedule.head_groups) * static_cast<size_t>(period) * static_cast<size_t>(n), -1);
     const std::string pass_name = to_string(pass);
     for (const auto& op : schedule.ops) {
       if (op.kind != OpKind::compute || op.pass != pass) continue;
@@ -75,29 +83,30 @@ std::string check_rotated_block_coverage(const Schedule& schedule, const BlockGr
         if (!grid.has_work(block.q_chunk, block.kv_chunk))
           return schedule.describe(op) + " computes block " + to_string(block) +
                  ", which is fully masked (no work) and must not be scheduled";
-        const auto slot = static_cast<size_t>(block.head_group) * static_cast<size_t>(n) +
-                          static_cast<size_t>(rotate(block.kv_chunk - block.q_chunk, 0, n));
+        const size_t slot = class_of(block);
         if (computed_by[slot] >= 0)
           return "block " + to_string(block) + " " + pass_name + " is computed twice: by " + schedule.describe(op) +
                  " and by " + schedule.describe(schedule.ops[static_cast<size_t>(computed_by[slot])]) +
-                 " (GPU 0's program stands for every GPU's, shifted)";
+                 " (the GPUs held stand for every GPU, shifted)";
         computed_by[slot] = static_cast<int32_t>(schedule.index_of(op));
       }
     }
     if (!wanted) continue;
     for (int32_t hg = 0; hg < schedule.head_groups; ++hg)
-      for (int32_t kv = 0; kv < n; ++kv)
-        if (grid.has_work(0, kv) && computed_by[static_cast<size_t>(hg) * static_cast<size_t>(n) + static_cast<size_t>(kv)] < 0)
-          return "block " + to_string(BlockRef{hg, 0, kv}) + " " + pass_name + " (" + std::to_string(grid.pairs(0, kv)) +
-                 " pairs per head) is never computed, on any GPU";
+      for (int32_t q = 0; q < period; ++q)
+        for (int32_t diagonal = 0; diagonal < n; ++diagonal) {
+          const BlockRef block{hg, q, rotate(q + diagonal, 0, n)};
+          if (grid.has_work(block.q_chunk, block.kv_chunk) && computed_by[class_of(block)] < 0)
+            return "block " + to_string(block) + " " + pass_name + " (" +
+                   std::to_string(grid.pairs(block.q_chunk, block.kv_chunk)) + " pairs per head) is never computed, on any GPU";
+        }
   }
   return "";
 }
 
-// Replays the partial sums in execution order and checks where every output ends up.
-// Held by rotation, GPU 0's program alone is replayed: what it sends to GPU d arrives, shifted
-// by -d, as what GPU 0 receives from -d (match_rotated_transfers), and its own chunk's outputs
-// stand for every GPU's.
+// Held by rotation, the programs held are replayed: what a GPU sends to GPU d arrives, shifted
+// by -(d - d mod period), on GPU d mod period (match_rotated_transfers), and the outputs of the
+// chunks of the GPUs held stand for every chunk's.
 std::string check_outputs(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis) {
   const bool rotation = schedule.form == ProgramForm::rotation;
   detail::FlatMap local(static_cast<size_t>(schedule.gpus) * 64), inbox(static_cast<size_t>(schedule.gpus) * 8);
@@ -154,7 +163,9 @@ std::string check_outputs(const Schedule& schedule, const BlockGrid& grid, const
           if (!is_accumulator(item.kind)) continue;
           int64_t value = 0;
           if (auto problem = take(op.gpu, item, op, value); !problem.empty()) return problem;
-          carried.emplace_back(rotation ? place(0, rotate(item, -op.peer, schedule.gpus)) : place(op.peer, item), value);
+          const int32_t held = base_gpu(op.peer, schedule.period);
+          carried.emplace_back(rotation ? place(held, rotate(item, held - op.peer, schedule.gpus)) : place(op.peer, item),
+                               value);
         }
         break;
       }
@@ -212,7 +223,7 @@ std::string check_outputs(const Schedule& schedule, const BlockGrid& grid, const
   if (schedule.problem.has_backward()) outputs.insert(outputs.end(), {DataKind::dQ, DataKind::dKV});
   for (DataKind kind : outputs) {
     for (int32_t hg = 0; hg < schedule.head_groups; ++hg) {
-      for (int32_t chunk = 0; chunk < (rotation ? 1 : n); ++chunk) {
+      for (int32_t chunk = 0; chunk < (rotation ? schedule.period : n); ++chunk) {
         DataItem item{kind, hg, chunk};
         const int32_t owner = schedule.owner(chunk);
         int64_t expected = kind == DataKind::dKV ? column_blocks[static_cast<size_t>(chunk)]

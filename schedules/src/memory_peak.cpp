@@ -42,8 +42,8 @@ std::vector<GpuMemory> memory_per_gpu_one_sequence(const Schedule& schedule, con
   if (forward) own_kinds.insert(own_kinds.end(), {DataKind::O, DataKind::LSE});
   if (backward) own_kinds.insert(own_kinds.end(), {DataKind::dO, DataKind::Stats, DataKind::dQ, DataKind::dKV});
 
-  // Held by rotation, GPU 0's program is every GPU's, shifted (and every chunk as large).
-  const size_t walked = schedule.form == ProgramForm::rotation ? std::min<size_t>(gpus, 1) : gpus;
+  // Held by rotation, GPU g runs GPU (g mod period)'s program shifted, on chunks as large.
+  const size_t walked = schedule.form == ProgramForm::rotation ? static_cast<size_t>(schedule.period) : gpus;
   for (size_t g = 0; g < walked; ++g) {
     const auto gpu = static_cast<int32_t>(g);
     int64_t resident = 0;
@@ -101,7 +101,7 @@ std::vector<GpuMemory> memory_per_gpu_one_sequence(const Schedule& schedule, con
     for (size_t index : touched) held[index] = 0;
     touched.clear();
   }
-  for (size_t g = walked; g < gpus; ++g) peak[g] = peak[0];
+  for (size_t g = walked; g < gpus; ++g) peak[g] = peak[g % walked];
   return peak;
 }
 

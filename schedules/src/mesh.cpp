@@ -16,6 +16,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/schedules/generators.hpp"
 #include "tessera/schedules/mesh_plan.hpp"
+#include "tessera/schedules/rotation.hpp"
 
 namespace tessera::schedules {
 
@@ -304,13 +305,26 @@ MeshProgram plan_mesh_program(const Problem& problem, const GeneratorOptions& op
   return program;
 }
 
-Schedule emit_mesh_program(const MeshProgram& program, const Problem& problem, const BlockGrid& grid, int32_t gpus) {
+namespace {
+int32_t mesh_rotation_period(const TileShape& tile) {
+  // Shifting every GPU and chunk by a moves each GPU one row on (its Q-ring's chunks by a, its
+  // KV-ring's too) and keeps its column: every row runs the first row's program shifted. With
+  // one row (b = 1) the Q-ring is every GPU, and a shift by 1 is the ring's own.
+  return tile.second == 1 ? 1 : tile.first;
+}
+}  // namespace
+
+Schedule emit_mesh_program(const MeshProgram& program, const Problem& problem, const BlockGrid& grid, int32_t gpus,
+                           bool by_rotation) {
   ScheduleBuilder builder("mesh", program.variant, problem, grid.layout(), gpus);
   MeshEmitter emitter(builder, grid, MeshGeometry{program.tile.first, program.tile.second}, program.q_buffers,
                       program.kv_buffers);
+  const int32_t period = mesh_rotation_period(program.tile);
+  const bool rotation = by_rotation && period < gpus && grid_is_rotation_invariant(grid, period);
+  if (rotation) builder.set_form(ProgramForm::rotation, period);
   for (const auto& [pass, phases] : program.plans) {
     builder.set_pass(pass);
-    for (int32_t gpu = 0; gpu < gpus; ++gpu) emitter.emit(gpu, pass, phases);
+    for (int32_t gpu = 0; gpu < (rotation ? period : gpus); ++gpu) emitter.emit(gpu, pass, phases);
   }
   Schedule schedule = builder.finish();
   schedule.tile = program.tile;
@@ -318,7 +332,7 @@ Schedule emit_mesh_program(const MeshProgram& program, const Problem& problem, c
 }
 
 Schedule generate_mesh(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid) {
-  return emit_mesh_program(plan_mesh_program(problem, options, grid), problem, grid, options.gpus);
+  return emit_mesh_program(plan_mesh_program(problem, options, grid), problem, grid, options.gpus, options.by_rotation);
 }
 
 }  // namespace tessera::schedules

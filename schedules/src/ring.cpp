@@ -38,7 +38,7 @@ Schedule generate_ring(const Problem& problem, const GeneratorOptions& options, 
     require_schedule_memory("ring", problem, full);
   }
   const int32_t emitted = by_rotation ? 1 : gpus;
-  if (by_rotation) builder.set_form(ProgramForm::rotation);
+  if (by_rotation) builder.set_form(ProgramForm::rotation, 1);
   const size_t passes = (problem.has_forward() ? 1 : 0) + (problem.has_backward() ? 1 : 0);
   const size_t most_ops = passes * static_cast<size_t>(emitted) * (6 * static_cast<size_t>(gpus) + 2);
   builder.reserve(most_ops, passes * static_cast<size_t>(emitted) * static_cast<size_t>(gpus), 3 * most_ops);

@@ -2,15 +2,19 @@
 
 namespace tessera::schedules {
 
-bool grid_is_rotation_invariant(const BlockGrid& grid) {
+bool grid_is_rotation_invariant(const BlockGrid& grid, int32_t period) {
   const int64_t chunks = grid.chunks();
-  for (int64_t chunk = 1; chunk < chunks; ++chunk)
-    if (grid.chunk_tokens(chunk) != grid.chunk_tokens(0)) return false;
-  // Block (i, j) against (0, j - i): the same pairs for every i makes every shift keep them.
-  for (int64_t q = 1; q < chunks; ++q)
+  if (period < 1 || chunks % period != 0) return false;
+  for (int64_t chunk = period; chunk < chunks; ++chunk)
+    if (grid.chunk_tokens(chunk) != grid.chunk_tokens(chunk % period)) return false;
+  // Block (i, j) against its first shift (i mod period, j - (i - i mod period)): the same pairs
+  // for every i makes every shift by a multiple of the period keep them.
+  for (int64_t q = period; q < chunks; ++q) {
+    const int64_t shift = q - q % period;
     for (int64_t kv = 0; kv < chunks; ++kv)
-      if (grid.pairs(q, kv) != grid.pairs(0, rotate(static_cast<int32_t>(kv - q), 0, static_cast<int32_t>(chunks))))
+      if (grid.pairs(q, kv) != grid.pairs(q % period, rotate(static_cast<int32_t>(kv), -shift, static_cast<int32_t>(chunks))))
         return false;
+  }
   return true;
 }
 

@@ -251,11 +251,12 @@ TEST_CASE("a sweep's tables are the same bytes with the schedule cache, without 
   // not its); ring two, GPU 0's program alone for its analytic points on the uniform network
   // (core/schedule.hpp's ProgramForm::rotation) and every GPU's for the rest; mesh one per
   // bandwidth and fidelity on the uniform network (its planner weighs the link's bandwidth, and
-  // under flow the GPU profile's block rate), which the h100-ib points share for their first,
-  // uniform plan, and one placed plan per fidelity on h100-ib (its rings run over h100-ib's
-  // links whatever the bandwidth field; the linear placement is the same for every bandwidth):
-  // 3 + 6 + 2 = 11, 22 in all.
-  CHECK(on[0] == 22);
+  // under flow the GPU profile's block rate), the analytic ones held by rotation too (one row of
+  // its GPU grid); the h100-ib flow points share the flow ones for their first, uniform plan,
+  // while the h100-ib analytic points plan theirs in full (3 more); and one placed plan per
+  // fidelity on h100-ib (its rings run over h100-ib's links whatever the bandwidth field; the
+  // linear placement is the same for every bandwidth): 1 + 2 + 6 + 3 + 2 = 14, 28 in all.
+  CHECK(on[0] == 28);
   CHECK(on[2] == 0);
   const auto small = counts("small");
   CHECK(small[0] + small[1] == 84);

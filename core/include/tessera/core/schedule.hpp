@@ -112,13 +112,14 @@ struct TileShape {
 TileShape parse_tile(const std::string& text);  // throws UserError
 std::string to_string(const TileShape& tile);
 
-// What `Schedule::ops` hold. `full`: every GPU's program. `rotation`: GPU 0's program alone,
-// for a schedule every GPU runs alike up to rotation: GPU g runs GPU 0's ops with every GPU index
-// (its own, a peer's) and every chunk shifted by g, modulo the GPU count (a ring on chunks of
-// equal work). A ring at 1,024 GPUs is 6 M ops in full and 6 K in this form, and on a uniform
-// network every GPU's figures are GPU 0's. Only the analysis, the checker and the analytical
-// cost model read this form (schedules/rotation.hpp); every other consumer needs the full
-// program and says so (require_full_program).
+// What `Schedule::ops` hold. `full`: every GPU's program. `rotation`: the programs of GPUs
+// 0 .. period - 1 alone, for a schedule that every GPU runs alike up to rotation: GPU g runs GPU
+// (g mod period)'s ops with every GPU index (its own, a peer's) and every chunk shifted by
+// g - g mod period, modulo the GPU count. A ring has period 1 on chunks of equal work, a Mesh of
+// a x b tiles period b (one row of its GPU grid). A ring at 1,024 GPUs is 6 M ops in full and
+// 6 K in this form, and on a uniform network GPU g's figures are GPU (g mod period)'s. Only the
+// analysis, the checker and the analytical cost model read this form (schedules/rotation.hpp);
+// every other consumer needs the full program and says so (require_full_program).
 enum class ProgramForm : uint8_t { full, rotation };
 
 struct Schedule {
@@ -130,6 +131,7 @@ struct Schedule {
   int32_t gpus = 1;
   int32_t head_groups = 1;
   ProgramForm form = ProgramForm::full;
+  int32_t period = 1;  // rotation: the GPUs whose programs `ops` hold (a divisor of gpus)
   std::vector<std::string> stream_names;
   // Remote-chunk buffers of each stream (parallel to stream_names; 0 = unbounded). A receive on
   // a bounded stream takes one buffer and holds it until every op that reads what it brought
@@ -205,8 +207,11 @@ class ScheduleBuilder {
   void collective_op(int32_t gpu, int32_t stream, int32_t collective);
   // Pass of the ops appended next (compute ops carry theirs explicitly).
   void set_pass(Pass pass) { pass_ = pass; }
-  // What the ops will hold (Schedule::form): GPU 0's program alone, for a rotation.
-  void set_form(ProgramForm form) { schedule_.form = form; }
+  // What the ops will hold (Schedule::form): for a rotation, the programs of GPUs 0 .. period - 1.
+  void set_form(ProgramForm form, int32_t period = 1) {
+    schedule_.form = form;
+    schedule_.period = period;
+  }
 
   // Room for this many ops, blocks and items, so that the arrays are not regrown (and their
   // pages faulted in again) by doubling. An upper bound does no harm: room never written holds

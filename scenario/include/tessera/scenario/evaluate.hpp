@@ -26,8 +26,8 @@ struct Scenario {
   std::optional<Simulation> simulation;  // none: the analytical model alone
   // Whether the caller reads the figures alone, never the schedule's ops (cost, plan, sweep):
   // then, priced by the analytical model on the uniform network, a schedule every GPU runs
-  // alike up to rotation is held as GPU 0's program (core/schedule.hpp's ProgramForm), which
-  // gives the same figures at 1/P of the ops.
+  // alike up to rotation is held as the programs of a few GPUs (core/schedule.hpp's
+  // ProgramForm), which gives the same figures at a fraction of the ops.
   bool figures_only = false;
 };
 

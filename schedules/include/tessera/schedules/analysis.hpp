@@ -56,8 +56,9 @@ struct ScheduleAnalysis {
   std::vector<int32_t> partner;                     // the matched recv of a send and vice versa; -1 otherwise
   std::vector<std::vector<uint32_t>> collective_ops;  // per collective, its member ops
   std::vector<uint32_t> order;                      // ops in an order that respects all of the above
-  // The ops by step, then in program order (order_by_step): the order the cost model and the
-  // memory walk take them in, the same on every GPU of a schedule run alike up to rotation.
+  // The ops by step, then by position in their GPU's program (order_by_step): the order the
+  // cost model and the memory walk take them in, the same on every GPU of a schedule run alike
+  // up to rotation.
   std::vector<uint32_t> step_order;
   // Remote-chunk buffers. For every receive, the ops whose completion frees what it brought:
   // on each stream, the last op that reads a received input before it is replaced, and the
@@ -103,15 +104,16 @@ std::string analyze_schedule(const Schedule& schedule, ScheduleAnalysis& analysi
 // Returns "" when every op completes, or a description of the deadlock (who waits on whom).
 std::string find_execution_order(const Schedule& schedule, ScheduleAnalysis& analysis);
 
-// The ops by step, then in program order. An op's step is one past the latest of its
-// dependencies' steps; a send and its recv, and a collective's members, share the latest of
-// theirs. So it is an execution order too (every dependency at an earlier step, partners at
-// the same), and one whose order on a GPU does not hang on how ties between GPUs fall: the
+// The ops by step, then by position in their GPU's program, then by GPU. An op's step is one
+// past the latest of its dependencies' steps; a send and its recv, and a collective's members,
+// share the latest of theirs. So it is an execution order too (every dependency at an earlier
+// step, partners at the same), and one whose order on a GPU does not hang on how ties between
+// GPUs fall: the
 // execution order's queue takes GPUs by index, which makes GPU 0 of a ring, whose sender is
 // the last GPU, the odd one out in the order its transfers queue for its links (the cost
 // model) and in what it holds at once (the memory walk). On a schedule that every GPU runs
-// alike up to rotation, GPU g's ops in this order are GPU 0's shifted, so GPU 0's program
-// alone (ProgramForm::rotation) walks as the full one does. Needs `order` and `deps`.
+// alike up to rotation, GPU g's ops in this order are its held GPU's shifted, so the programs
+// held alone (ProgramForm::rotation) walk as the full one does. Needs `order` and `deps`.
 std::vector<uint32_t> order_by_step(const Schedule& schedule, const ScheduleAnalysis& analysis);
 
 }  // namespace tessera::schedules

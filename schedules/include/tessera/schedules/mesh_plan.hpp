@@ -95,7 +95,10 @@ struct MeshProgram {
   friend bool operator==(const MeshProgram&, const MeshProgram&) = default;
 };
 MeshProgram plan_mesh_program(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);
-Schedule emit_mesh_program(const MeshProgram& program, const Problem& problem, const BlockGrid& grid, int32_t gpus);
+// With by_rotation, the programs of one period of GPUs alone where the grid allows it
+// (ProgramForm::rotation, generators.hpp's GeneratorOptions::by_rotation): a row of a tiles.
+Schedule emit_mesh_program(const MeshProgram& program, const Problem& problem, const BlockGrid& grid, int32_t gpus,
+                           bool by_rotation = false);
 
 // generate_unchecked("mesh", ...) stopped before the ops: the validated problem's grid and plan.
 struct PlannedMesh {

@@ -1,9 +1,11 @@
 #pragma once
-// Schedules held by rotation (ProgramForm::rotation in core/schedule.hpp): GPU 0's program
-// alone, which GPU g runs with every GPU index and chunk shifted by g. This is exact only where
-// every GPU's work is GPU 0's shifted: every chunk holds as many tokens, and the block (i, j)
-// has the pairs of (i + g, j + g) for every shift g (a full mask, or a causal one cut zigzag,
-// whose off-diagonal blocks are all half full). A ring on such a grid is such a schedule.
+// Schedules held by rotation (ProgramForm::rotation in core/schedule.hpp): the programs of GPUs
+// 0 .. period - 1 alone, GPU g running GPU (g mod period)'s with every GPU index and chunk
+// shifted by g - g mod period. This is exact only where every GPU's work is its base GPU's
+// shifted: chunk c holds as many tokens as chunk c + period, and block (i, j) has the pairs of
+// (i + period, j + period) (a full mask, or a causal one cut zigzag, whose off-diagonal blocks
+// are all half full). A ring on such a grid is such a schedule with period 1, a Mesh of a x b
+// tiles with period b.
 #include <cstdint>
 
 #include "tessera/core/block_grid.hpp"
@@ -11,9 +13,9 @@
 
 namespace tessera::schedules {
 
-// Whether shifting both chunks of every block by any g keeps its pairs, and every chunk has
-// the same tokens: P² pair counts, read from the grid's table.
-bool grid_is_rotation_invariant(const BlockGrid& grid);
+// Whether shifting both chunks of every block by `period` keeps its pairs, and every chunk has
+// the tokens of the chunk `period` before it: P² pair counts, read from the grid's table.
+bool grid_is_rotation_invariant(const BlockGrid& grid, int32_t period = 1);
 
 // The chunk (or GPU) `index` shifted by `shift`, modulo `gpus`.
 inline int32_t rotate(int32_t index, int64_t shift, int32_t gpus) {
@@ -23,5 +25,8 @@ inline int32_t rotate(int32_t index, int64_t shift, int32_t gpus) {
 inline DataItem rotate(const DataItem& item, int64_t shift, int32_t gpus) {
   return DataItem{item.kind, item.head_group, rotate(item.chunk, shift, gpus)};
 }
+
+// GPU g runs the program of GPU base_gpu(g), shifted by g - base_gpu(g).
+inline int32_t base_gpu(int32_t gpu, int32_t period) { return gpu % period; }
 
 }  // namespace tessera::schedules
