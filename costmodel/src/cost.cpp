@@ -60,10 +60,6 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
   CostReport report;
   report.gpus.assign(static_cast<size_t>(schedule.gpus), GpuCost{});
   std::vector<double> finish(schedule.ops.size(), 0);
-  // The seconds each recv or collective op adds to its GPU's communication time, summed per GPU
-  // in program order after the walk: summed in the walk's order, whose ties between GPUs fall by
-  // GPU index, a GPU's sum differed from its shifted twin's in the last bit.
-  std::vector<double> comm_of_op(schedule.ops.size(), 0);
   // Item sizes at one sequence were made with the check (item_sizes.hpp); the batch scales them.
   const schedules::ItemSizes& sizes = analysis.item_sizes;
   const int64_t batch = schedule.problem.batch;
@@ -95,8 +91,8 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
     return time;
   };
 
-  // In step order (analysis.hpp): transfers queue for a GPU's links in the same order on every
-  // GPU of a schedule run alike up to rotation.
+  // In step order (analysis.hpp): transfers queue for a GPU's links, and a GPU's communication
+  // seconds are summed, in the same order on every GPU of a schedule run alike up to rotation.
   for (const uint32_t index : analysis.step_order) {
     const Op& op = schedule.ops[index];
     GpuCost& gpu = report.gpus[static_cast<size_t>(op.gpu)];
@@ -141,7 +137,7 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
         // receiver: held by rotation, the recv is a held GPU's, standing for the receiver's.)
         const double transfer_s = network->transfer_s(op.gpu, op.peer, total);
         const double duration = transfer_s + hardware.message.message_s(network->path_class(op.gpu, op.peer));
-        comm_of_op[partner] = duration;
+        report.gpus[static_cast<size_t>(recv.gpu)].comm_s += duration;
         finish[index] = finish[partner] = start + duration;
         // The links are free again once the bytes have left; the latency is not theirs.
         const double wire_s = transfer_s - network->transfer_s(op.gpu, op.peer, 0);
@@ -190,7 +186,7 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
         for (uint32_t member : analysis.collective_ops[c]) start = std::max(start, ready_time(member));
         for (uint32_t member : analysis.collective_ops[c]) {
           finish[member] = start + duration;
-          comm_of_op[member] = duration;
+          report.gpus[static_cast<size_t>(schedule.ops[member].gpu)].comm_s += duration;
         }
         break;
       }
@@ -205,8 +201,6 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
     last = std::max(last, finish[index]);
   }
   for (size_t g = 0; g < report.gpus.size(); ++g) report.gpus[g].finish_s = finish_s[g];
-  for (size_t index = 0; index < schedule.ops.size(); ++index)
-    if (comm_of_op[index] != 0) report.gpus[static_cast<size_t>(schedule.ops[index].gpu)].comm_s += comm_of_op[index];
   // Held by rotation, GPU g ran GPU (g mod period)'s program shifted: the recvs of the GPUs
   // held stand for what their peers received, so each GPU sent and received what its held GPU did.
   if (rotation)

@@ -716,33 +716,32 @@ std::vector<uint32_t> order_by_step(const Schedule& schedule, const ScheduleAnal
     step[index] = value;
     last = std::max(last, value);
   }
-  // By (step, position in its GPU's program, GPU): stable counting sorts by GPU (of the index
-  // order, which is each GPU's program order), then by position, then by step. Ties at one step
-  // fall by position, not by index: ops of one position on two GPUs are the same op of the
-  // program shifted, which never sends to the same GPU, so the transfers that queue for one
-  // GPU's link in are ordered by (step, position) alone, the same on every GPU.
-  std::vector<uint32_t> position(op_count, 0);
-  {
-    std::vector<uint32_t> next(static_cast<size_t>(schedule.gpus), 0);
-    for (size_t index = 0; index < op_count; ++index) position[index] = next[static_cast<size_t>(schedule.ops[index].gpu)]++;
-  }
-  auto stable_sort_by = [op_count](const std::vector<uint32_t>& in, auto&& key, size_t keys) {
-    std::vector<uint32_t> offsets(keys + 1, 0);
-    for (uint32_t index : in) ++offsets[static_cast<size_t>(key(index)) + 1];
-    for (size_t k = 0; k < keys; ++k) offsets[k + 1] += offsets[k];
-    std::vector<uint32_t> out(op_count);
-    for (uint32_t index : in) out[offsets[key(index)]++] = index;
-    return out;
-  };
+  // By (step, position in its GPU's program, index): stable counting sorts of the index order
+  // by position, then by step. Ties at one step fall by position, not by index: ops of one
+  // position on two GPUs are the same op of the program shifted, which never sends to the same
+  // GPU, so the transfers that queue for one GPU's link in are ordered by (step, position)
+  // alone, the same on every GPU (and a GPU's own ops are in program order within a step).
+  // The index order by position: each op's position is its GPU's count of ops before it, so
+  // two walks of the index order count, then place, without a table of positions.
+  const auto gpus = static_cast<size_t>(schedule.gpus);
+  std::vector<uint32_t> next(gpus, 0);
+  for (size_t index = 0; index < op_count; ++index) ++next[static_cast<size_t>(schedule.ops[index].gpu)];
+  const uint32_t longest = next.empty() ? 0 : *std::max_element(next.begin(), next.end());
+  std::vector<uint32_t> offsets(static_cast<size_t>(longest) + 1, 0);
+  std::fill(next.begin(), next.end(), 0);
+  for (size_t index = 0; index < op_count; ++index) ++offsets[next[static_cast<size_t>(schedule.ops[index].gpu)]++ + 1];
+  for (size_t p = 0; p < longest; ++p) offsets[p + 1] += offsets[p];
+  std::vector<uint32_t> by_position(op_count);
+  std::fill(next.begin(), next.end(), 0);
+  for (uint32_t index = 0; index < op_count; ++index)
+    by_position[offsets[next[static_cast<size_t>(schedule.ops[index].gpu)]++]++] = index;
+  // Then by step, stably.
+  offsets.assign(static_cast<size_t>(last) + 2, 0);
+  for (size_t index = 0; index < op_count; ++index) ++offsets[static_cast<size_t>(step[index]) + 1];
+  for (size_t s = 0; s <= last; ++s) offsets[s + 1] += offsets[s];
   std::vector<uint32_t> sorted(op_count);
-  for (uint32_t index = 0; index < op_count; ++index) sorted[index] = index;
-  sorted = stable_sort_by(sorted, [&](uint32_t index) { return static_cast<size_t>(schedule.ops[index].gpu); },
-                          static_cast<size_t>(schedule.gpus));
-  size_t longest = 0;
-  for (uint32_t value : position) longest = std::max<size_t>(longest, value + 1);
-  sorted = stable_sort_by(sorted, [&](uint32_t index) { return static_cast<size_t>(position[index]); }, longest);
-  return stable_sort_by(sorted, [&](uint32_t index) { return static_cast<size_t>(step[index]); },
-                        static_cast<size_t>(last) + 1);
+  for (uint32_t index : by_position) sorted[offsets[step[index]]++] = index;
+  return sorted;
 }
 
 }  // namespace tessera::schedules

@@ -104,7 +104,7 @@ std::string analyze_schedule(const Schedule& schedule, ScheduleAnalysis& analysi
 // Returns "" when every op completes, or a description of the deadlock (who waits on whom).
 std::string find_execution_order(const Schedule& schedule, ScheduleAnalysis& analysis);
 
-// The ops by step, then by position in their GPU's program, then by GPU. An op's step is one
+// The ops by step, then by position in their GPU's program, then by index. An op's step is one
 // past the latest of its dependencies' steps; a send and its recv, and a collective's members,
 // share the latest of theirs. So it is an execution order too (every dependency at an earlier
 // step, partners at the same), and one whose order on a GPU does not hang on how ties between
