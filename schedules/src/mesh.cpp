@@ -16,6 +16,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/schedules/generators.hpp"
 #include "tessera/schedules/mesh_plan.hpp"
+#include "tessera/schedules/resource_estimate.hpp"
 #include "tessera/schedules/rotation.hpp"
 
 namespace tessera::schedules {
@@ -321,6 +322,13 @@ Schedule emit_mesh_program(const MeshProgram& program, const Problem& problem, c
                       program.kv_buffers);
   const int32_t period = mesh_rotation_period(program.tile);
   const bool rotation = by_rotation && period < gpus && grid_is_rotation_invariant(grid, period);
+  if (by_rotation && !rotation) {
+    // Estimated as one row's programs before the grid was known: every GPU's must fit too.
+    GeneratorOptions full;
+    full.gpus = gpus;
+    full.tile = program.tile;
+    require_schedule_memory("mesh", problem, full);
+  }
   if (rotation) builder.set_form(ProgramForm::rotation, period);
   for (const auto& [pass, phases] : program.plans) {
     builder.set_pass(pass);

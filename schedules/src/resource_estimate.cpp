@@ -71,6 +71,13 @@ double estimate_schedule_bytes(const std::string& algorithm, const Problem& prob
         options.tile ? std::max(options.tile->first, options.tile->second) : std::sqrt(gpus);
     per_pass = (algorithm == "mesh" ? kMeshBytesPerBlockPass : kAttention2dBytesPerBlockPass) * blocks +
                kRingBytesPerBlockPass * blocks * longer_side / gpus;
+    if (algorithm == "mesh" && options.by_rotation) {
+      // One row of a tiles' programs (mesh_plan.hpp's emit_mesh_program; one GPU's for 1 x P and
+      // P x 1), a / P of the whole; emit_mesh_program estimates again, in full, before emitting
+      // every GPU's program where the grid does not allow it.
+      const double rows = options.tile ? (options.tile->second == 1 ? 1 : options.tile->first) : std::sqrt(gpus);
+      per_pass *= std::max(1.0, rows) / gpus;
+    }
   }
   return kGridBytesPerBlock * blocks + passes * per_pass;
 }
