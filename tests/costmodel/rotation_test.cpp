@@ -4,12 +4,14 @@
 // every other schedule is; nothing below is a figure copied from the output.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <optional>
 
 #include "tessera/core/error.hpp"
 #include "tessera/costmodel/cost.hpp"
 #include "tessera/schedules/checker.hpp"
 #include "tessera/schedules/generators.hpp"
+#include "tessera/schedules/resource_estimate.hpp"
 #include "tessera/schedules/rotation.hpp"
 
 using namespace tessera;
@@ -252,4 +254,44 @@ TEST_CASE("the step order is an execution order", "[rotation][analysis]") {
           REQUIRE(position[dep] < position[index]);
     }
   }
+}
+
+TEST_CASE("asked for by rotation, a schedule is estimated at a period's programs, and in full where refused",
+          "[rotation][limits]") {
+  const Problem problem = problem_of(int64_t{1} << 20, MaskKind::causal, Pass::both);
+  GeneratorOptions options;
+  options.gpus = 1024;
+  // Every estimate holds the block grid's 8 bytes per block (resource_estimate.cpp); the rest is
+  // the program's, of which a period's programs are that period over P.
+  const double grid_bytes = 8.0 * 1024 * 1024;
+  auto program_bytes = [&](const std::string& algorithm, bool by_rotation) {
+    GeneratorOptions asked = options;
+    asked.by_rotation = by_rotation;
+    return estimate_schedule_bytes(algorithm, problem, asked) - grid_bytes;
+  };
+  CHECK(program_bytes("ring", true) == Approx(program_bytes("ring", false) / 1024));
+  options.tile = TileShape{32, 32};
+  CHECK(program_bytes("mesh", true) == Approx(program_bytes("mesh", false) * 32 / 1024));
+  options.tile = TileShape{1024, 1};  // one row: a period of 1
+  CHECK(program_bytes("mesh", true) == Approx(program_bytes("mesh", false) / 1024));
+
+  // Causal and contiguous refuses the rotation: the generator estimates every GPU's program
+  // again, and a limit between the two estimates refuses it there.
+  Problem contiguous = problem;
+  options = GeneratorOptions{};
+  options.gpus = 256;
+  options.layout = Layout::contiguous;
+  options.by_rotation = true;
+  const double rotated = estimate_schedule_bytes("ring", contiguous, options);
+  GeneratorOptions full = options;
+  full.by_rotation = false;
+  const double whole = estimate_schedule_bytes("ring", contiguous, full);
+  REQUIRE(rotated < 20e6);
+  REQUIRE(whole > 20e6);
+  setenv("TESSERA_MEMORY_LIMIT", "20MB", 1);
+  CHECK_THROWS_WITH(generate_schedule("ring", contiguous, options),
+                    Catch::Contains("ring on 256 GPUs needs about") && Catch::Contains("limit of 20 MB"));
+  options.layout = Layout::zigzag;  // rotation-invariant: a period's programs fit
+  CHECK(generate_schedule("ring", contiguous, options).form == ProgramForm::rotation);
+  unsetenv("TESSERA_MEMORY_LIMIT");
 }
