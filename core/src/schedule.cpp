@@ -81,8 +81,8 @@ bool parse_collective_kind(const std::string& text, CollectiveKind& kind) {
 
 bool same_program(const Schedule& a, const Schedule& b) {
   return a.algorithm == b.algorithm && a.variant == b.variant && a.tile == b.tile && a.layout == b.layout &&
-         a.form == b.form && a.period == b.period && a.gpus == b.gpus && a.head_groups == b.head_groups && a.stream_names == b.stream_names &&
-         a.stream_buffers == b.stream_buffers && a.ops == b.ops && a.blocks == b.blocks && a.items == b.items &&
+         a.form == b.form && a.period == b.period && a.gpus == b.gpus && a.head_groups == b.head_groups &&
+         a.stream_names == b.stream_names && a.stream_buffers == b.stream_buffers && a.ops == b.ops && a.blocks == b.blocks && a.items == b.items &&
          a.collectives == b.collectives;
 }
 

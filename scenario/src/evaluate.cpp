@@ -87,15 +87,12 @@ CheckedSchedule generate(const Scenario& scenario, ScheduleCache* cache) {
   }
   // Figures alone, priced by the analytical model on the uniform network: a schedule every GPU
   // runs alike up to rotation needs the programs of a few GPUs alone (core/schedule.hpp's
-  // ProgramForm: GPU 0's for a ring, one row of the GPU grid for a Mesh). Its
-  // figures are the full program's (tests/costmodel/rotation_test.cpp), at 1/P of the ops.
-  if (scenario.figures_only && !scenario.simulation && !scenario.network.topology &&
-      scenario.network.device_of_rank.empty()) {
-    schedules::GeneratorOptions options = scenario.options;
-    options.by_rotation = true;
-    return generate_checked(scenario.algorithm, scenario.problem, options, target, cache);
-  }
-  return generate_checked(scenario.algorithm, scenario.problem, scenario.options, target, cache);
+  // ProgramForm: GPU 0's for a ring, one row of the GPU grid for a Mesh). Its figures are the
+  // full program's (tests/costmodel/rotation_test.cpp), at a fraction of the ops.
+  schedules::GeneratorOptions options = scenario.options;
+  options.by_rotation = scenario.figures_only && !scenario.simulation && !scenario.network.topology &&
+                        scenario.network.device_of_rank.empty();
+  return generate_checked(scenario.algorithm, scenario.problem, options, target, cache);
 }
 
 Evaluation evaluate(const Scenario& scenario, ScheduleCache* cache) {

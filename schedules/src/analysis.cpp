@@ -689,11 +689,11 @@ std::string find_execution_order(const Schedule& schedule, ScheduleAnalysis& ana
 }
 
 std::vector<uint32_t> order_by_step(const Schedule& schedule, const ScheduleAnalysis& analysis) {
-  const size_t op_count = analysis.order.size();
+  const size_t op_count = schedule.ops.size();
   // An op's step: one past its dependencies' latest, the start of a run. A send and its recv
   // complete together, at the later of their two steps; so do a collective's members.
   constexpr uint32_t kUnset = UINT32_MAX;
-  std::vector<uint32_t> step(schedule.ops.size(), kUnset);
+  std::vector<uint32_t> step(op_count, kUnset);
   auto posted_step = [&](uint32_t index) {
     uint32_t value = 0;
     for (uint32_t dep : analysis.deps_of(index)) value = std::max(value, step[dep] + 1);

@@ -19,60 +19,27 @@ uint64_t place(int32_t gpu, const DataItem& item) {
          (static_cast<uint64_t>(item.head_group) << 24) | static_cast<uint64_t>(item.chunk);
 }
 
+// Held by rotation (ProgramForm::rotation), a block (i, j) of a GPU held stands for
+// (i + t, j + t) for every shift t by a multiple of the period: it covers the class of blocks
+// with query chunk i mod period and diagonal j - i (mod P), which has work all along or nowhere
+// on a grid invariant under those shifts. In full, every block is its own class (the period is
+// P). Each class with work must be covered once; (q, kv) with q < period names each class once.
 std::string check_block_coverage(const Schedule& schedule, const BlockGrid& grid) {
+  const bool rotation = schedule.form == ProgramForm::rotation;
   const int64_t n = grid.chunks();
-  const size_t grid_size = static_cast<size_t>(schedule.head_groups * n * n);
-  for (Pass pass : {Pass::forward, Pass::backward}) {
-    const bool wanted = pass == Pass::forward ? schedule.problem.has_forward() : schedule.problem.has_backward();
-    std::vector<int32_t> computed_by(grid_size, -1);  // op index
-    const std::string pass_name = to_string(pass);
-    for (const auto& op : schedule.ops) {
-      if (op.kind != OpKind::compute || op.pass != pass) continue;
-      if (!wanted)
-        return schedule.describe(op) + " computes a " + pass_name + " block, but the problem's pass is " +
-               to_string(schedule.problem.pass);
-      for (const auto& block : schedule.blocks_of(op)) {
-        if (!grid.has_work(block.q_chunk, block.kv_chunk))
-          return schedule.describe(op) + " computes block " + to_string(block) +
-                 ", which is fully masked (no work) and must not be scheduled";
-        auto slot = static_cast<size_t>((block.head_group * n + block.q_chunk) * n + block.kv_chunk);
-        if (computed_by[slot] >= 0)
-          return "block " + to_string(block) + " " + pass_name + " is computed twice: by " +
-                 schedule.describe(schedule.ops[static_cast<size_t>(computed_by[slot])]) + " and by " +
-                 schedule.describe(op);
-        computed_by[slot] = static_cast<int32_t>(schedule.index_of(op));
-      }
-    }
-    if (!wanted) continue;
-    for (int32_t hg = 0; hg < schedule.head_groups; ++hg)
-      for (int64_t i = 0; i < n; ++i)
-        for (int64_t j = 0; j < n; ++j)
-          if (grid.has_work(i, j) && computed_by[static_cast<size_t>((hg * n + i) * n + j)] < 0)
-            return "block " + to_string(BlockRef{hg, static_cast<int32_t>(i), static_cast<int32_t>(j)}) + " " +
-                   pass_name + " (" + std::to_string(grid.pairs(i, j)) + " pairs per head) is never computed";
-  }
-  return "";
-}
-
-// The same for a schedule held by rotation (ProgramForm::rotation): a block (i, j) of a GPU
-// held stands for (i + t, j + t) for every shift t by a multiple of the period, so it covers the
-// class of blocks with query chunk i mod period and diagonal j - i (mod P). Each class with work
-// must be covered once; on a grid invariant under those shifts it has work all along or nowhere.
-std::string check_rotated_block_coverage(const Schedule& schedule, const BlockGrid& grid) {
-  const int32_t period = schedule.period;
-  if (!grid_is_rotation_invariant(grid, period))
+  const int64_t period = rotation ? schedule.period : n;
+  if (rotation && !grid_is_rotation_invariant(grid, schedule.period))
     return "the schedule is held by rotation (the programs of " + std::to_string(period) +
            " GPU(s) alone), but its chunks differ in tokens or its blocks in pairs under a shift by " +
            std::to_string(period) + ", so not every GPU's work is a held GPU's shifted";
-  const auto n = static_cast<int32_t>(grid.chunks());
-  auto class_of = [&](const BlockRef& block) {
-    return (static_cast<size_t>(block.head_group) * static_cast<size_t>(period) + static_cast<size_t>(block.q_chunk % period)) *
-               static_cast<size_t>(n) +
-           static_cast<size_t>(rotate(block.kv_chunk - block.q_chunk, 0, n));
+  auto class_of = [&](int32_t head_group, int64_t q, int64_t kv) {
+    const int64_t diagonal = kv >= q ? kv - q : kv - q + n;
+    return static_cast<size_t>((head_group * period + q % period) * n + diagonal);
   };
+  const std::string shifted = rotation ? " (the GPUs held stand for every GPU, shifted)" : "";
   for (Pass pass : {Pass::forward, Pass::backward}) {
     const bool wanted = pass == Pass::forward ? schedule.problem.has_forward() : schedule.problem.has_backward();
-    std::vector<int32_t> computed_by(static_cast<size_t>(schedule.head_groups) * static_cast<size_t>(period) * static_cast<size_t>(n), -1);
+    std::vector<int32_t> computed_by(static_cast<size_t>(schedule.head_groups * period * n), -1);  // op index
     const std::string pass_name = to_string(pass);
     for (const auto& op : schedule.ops) {
       if (op.kind != OpKind::compute || op.pass != pass) continue;
@@ -83,23 +50,22 @@ std::string check_rotated_block_coverage(const Schedule& schedule, const BlockGr
         if (!grid.has_work(block.q_chunk, block.kv_chunk))
           return schedule.describe(op) + " computes block " + to_string(block) +
                  ", which is fully masked (no work) and must not be scheduled";
-        const size_t slot = class_of(block);
+        const size_t slot = class_of(block.head_group, block.q_chunk, block.kv_chunk);
         if (computed_by[slot] >= 0)
-          return "block " + to_string(block) + " " + pass_name + " is computed twice: by " + schedule.describe(op) +
-                 " and by " + schedule.describe(schedule.ops[static_cast<size_t>(computed_by[slot])]) +
-                 " (the GPUs held stand for every GPU, shifted)";
+          return "block " + to_string(block) + " " + pass_name + " is computed twice: by " +
+                 schedule.describe(schedule.ops[static_cast<size_t>(computed_by[slot])]) + " and by " +
+                 schedule.describe(op) + shifted;
         computed_by[slot] = static_cast<int32_t>(schedule.index_of(op));
       }
     }
     if (!wanted) continue;
     for (int32_t hg = 0; hg < schedule.head_groups; ++hg)
-      for (int32_t q = 0; q < period; ++q)
-        for (int32_t diagonal = 0; diagonal < n; ++diagonal) {
-          const BlockRef block{hg, q, rotate(q + diagonal, 0, n)};
-          if (grid.has_work(block.q_chunk, block.kv_chunk) && computed_by[class_of(block)] < 0)
-            return "block " + to_string(block) + " " + pass_name + " (" +
-                   std::to_string(grid.pairs(block.q_chunk, block.kv_chunk)) + " pairs per head) is never computed, on any GPU";
-        }
+      for (int64_t i = 0; i < period; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          if (grid.has_work(i, j) && computed_by[class_of(hg, i, j)] < 0)
+            return "block " + to_string(BlockRef{hg, static_cast<int32_t>(i), static_cast<int32_t>(j)}) + " " +
+                   pass_name + " (" + std::to_string(grid.pairs(i, j)) + " pairs per head) is never computed" +
+                   (rotation ? ", on any GPU" : "");
   }
   return "";
 }
@@ -163,9 +129,12 @@ std::string check_outputs(const Schedule& schedule, const BlockGrid& grid, const
           if (!is_accumulator(item.kind)) continue;
           int64_t value = 0;
           if (auto problem = take(op.gpu, item, op, value); !problem.empty()) return problem;
+          if (!rotation) {
+            carried.emplace_back(place(op.peer, item), value);
+            continue;
+          }
           const int32_t held = base_gpu(op.peer, schedule.period);
-          carried.emplace_back(rotation ? place(held, rotate(item, held - op.peer, schedule.gpus)) : place(op.peer, item),
-                               value);
+          carried.emplace_back(place(held, rotate(item, held - op.peer, schedule.gpus)), value);
         }
         break;
       }
@@ -272,8 +241,7 @@ CheckResult check_schedule(const Schedule& schedule, const BlockGrid& grid) {
   }
   result.violation = analyze_schedule(schedule, result.analysis);
   if (!result.ok()) return result;
-  result.violation = schedule.form == ProgramForm::rotation ? check_rotated_block_coverage(schedule, grid)
-                                                            : check_block_coverage(schedule, grid);
+  result.violation = check_block_coverage(schedule, grid);
   if (!result.ok()) return result;
   result.violation = find_execution_order(schedule, result.analysis);
   if (!result.ok()) return result;

@@ -306,14 +306,12 @@ MeshProgram plan_mesh_program(const Problem& problem, const GeneratorOptions& op
   return program;
 }
 
-namespace {
 int32_t mesh_rotation_period(const TileShape& tile) {
   // Shifting every GPU and chunk by a moves each GPU one row on (its Q-ring's chunks by a, its
   // KV-ring's too) and keeps its column: every row runs the first row's program shifted. With
   // one row (b = 1) the Q-ring is every GPU, and a shift by 1 is the ring's own.
   return tile.second == 1 ? 1 : tile.first;
 }
-}  // namespace
 
 Schedule emit_mesh_program(const MeshProgram& program, const Problem& problem, const BlockGrid& grid, int32_t gpus,
                            bool by_rotation) {

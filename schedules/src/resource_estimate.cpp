@@ -19,6 +19,7 @@
 #include <cmath>
 
 #include "head_split.hpp"
+#include "tessera/schedules/mesh_plan.hpp"
 #include "tessera/core/resource_limits.hpp"
 
 namespace tessera::schedules {
@@ -75,8 +76,8 @@ double estimate_schedule_bytes(const std::string& algorithm, const Problem& prob
       // One row of a tiles' programs (mesh_plan.hpp's emit_mesh_program; one GPU's for 1 x P and
       // P x 1), a / P of the whole; emit_mesh_program estimates again, in full, before emitting
       // every GPU's program where the grid does not allow it.
-      const double rows = options.tile ? (options.tile->second == 1 ? 1 : options.tile->first) : std::sqrt(gpus);
-      per_pass *= std::max(1.0, rows) / gpus;
+      const double period = options.tile ? mesh_rotation_period(*options.tile) : std::sqrt(gpus);
+      per_pass *= std::max(1.0, period) / gpus;
     }
   }
   return kGridBytesPerBlock * blocks + passes * per_pass;

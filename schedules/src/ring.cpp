@@ -24,10 +24,6 @@ Schedule generate_ring(const Problem& problem, const GeneratorOptions& options, 
     chunks.push_back({gpu});
   }
   const RingPass ring = make_ring_pass(grid, side, 0, std::move(members), std::move(chunks));
-  // At most, per member, pass and step: a partial's recv and merge, the chunk's send and recv,
-  // one compute op of one block, the partial's send (each of at most 3 items); and the last
-  // partial home (emit_ring_pass). 6 M ops at 1,024 GPUs: grown by doubling, their arrays were
-  // faulted in twice over.
   // Every member's program is member 0's shifted wherever the grid is the same along every
   // diagonal (rotation.hpp): then, when asked, member 0's alone is emitted.
   const bool by_rotation = options.by_rotation && grid_is_rotation_invariant(grid);
@@ -39,6 +35,10 @@ Schedule generate_ring(const Problem& problem, const GeneratorOptions& options, 
   }
   const int32_t emitted = by_rotation ? 1 : gpus;
   if (by_rotation) builder.set_form(ProgramForm::rotation, 1);
+  // At most, per member emitted, pass and step: a partial's recv and merge, the chunk's send and
+  // recv, one compute op of one block, the partial's send (each of at most 3 items); and the
+  // last partial home (emit_ring_pass). 6 M ops at 1,024 GPUs: grown by doubling, their arrays
+  // were faulted in twice over.
   const size_t passes = (problem.has_forward() ? 1 : 0) + (problem.has_backward() ? 1 : 0);
   const size_t most_ops = passes * static_cast<size_t>(emitted) * (6 * static_cast<size_t>(gpus) + 2);
   builder.reserve(most_ops, passes * static_cast<size_t>(emitted) * static_cast<size_t>(gpus), 3 * most_ops);

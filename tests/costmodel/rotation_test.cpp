@@ -1,4 +1,4 @@
-// A schedule held by rotation (GPU 0's program alone, core/schedule.hpp's ProgramForm) against
+// A schedule held by rotation (one period of GPUs' programs, core/schedule.hpp's ProgramForm) against
 // the same schedule in full: the checker accepts both, and the analytical model gives the same
 // figures, bit for bit, for every GPU. The reference is the full program, checked and priced as
 // every other schedule is; nothing below is a figure copied from the output.
@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "common/problems.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/costmodel/cost.hpp"
 #include "tessera/schedules/checker.hpp"
@@ -20,17 +21,7 @@ using namespace tessera::costmodel;
 
 namespace {
 
-Problem problem_of(int64_t seq_len, MaskKind mask, Pass pass) {
-  Problem problem;
-  problem.seq_len = seq_len;
-  problem.heads = 32;
-  problem.kv_heads = 8;
-  problem.head_dim = 128;
-  problem.head_dim_v = 128;
-  problem.mask.kind = mask;
-  problem.pass = pass;
-  return problem;
-}
+using test::llama_like;
 
 CheckedSchedule ring(const Problem& problem, int32_t gpus, Layout layout, const std::string& variant, int32_t buffers,
                      bool by_rotation) {
@@ -78,6 +69,23 @@ void require_same(const CostReport& full, const CostReport& rotated) {
   REQUIRE(full.time_over_lower_bound == rotated.time_over_lower_bound);
 }
 
+// Generates `algorithm` in full and by rotation: the rotated one must hold the full program's
+// ops of its first `period` GPUs, and both must price the same on every GPU.
+void require_priced_alike(const std::string& algorithm, const Problem& problem, GeneratorOptions options, int32_t period,
+                          const Hardware& hardware) {
+  options.by_rotation = false;
+  const CheckedSchedule full = generate_checked(algorithm, problem, options);
+  options.by_rotation = true;
+  const CheckedSchedule rotated = generate_checked(algorithm, problem, options);
+  REQUIRE(full.schedule().form == ProgramForm::full);
+  REQUIRE(rotated.schedule().form == ProgramForm::rotation);
+  REQUIRE(rotated.schedule().period == period);
+  size_t held_ops = 0;
+  for (const Op& op : full.schedule().ops) held_ops += op.gpu < period ? 1 : 0;
+  REQUIRE(rotated.schedule().ops.size() == held_ops);
+  require_same(cost_schedule(full, hardware), cost_schedule(rotated, hardware));
+}
+
 }  // namespace
 
 TEST_CASE("a ring held by rotation prices as its full program, on every GPU", "[rotation]") {
@@ -103,16 +111,12 @@ TEST_CASE("a ring held by rotation prices as its full program, on every GPU", "[
     for (int32_t gpus : {2, 3, 4, 8, 12, 16, 32}) {
       INFO(to_string(c.mask) << " " << to_string(c.layout) << " " << to_string(c.pass) << " " << c.variant
                              << " buffers " << c.buffers << " on " << gpus << " GPUs");
-      const Problem problem = problem_of(int64_t{2 * 3 * 32} * 1024, c.mask, c.pass);
-      const CheckedSchedule full = ring(problem, gpus, c.layout, c.variant, c.buffers, false);
-      const CheckedSchedule rotated = ring(problem, gpus, c.layout, c.variant, c.buffers, true);
-      REQUIRE(full.schedule().form == ProgramForm::full);
-      REQUIRE(rotated.schedule().form == ProgramForm::rotation);
-      // GPU 0's program is the full program's first GPU, op for op.
-      size_t gpu0_ops = 0;
-      for (const Op& op : full.schedule().ops) gpu0_ops += op.gpu == 0 ? 1 : 0;
-      REQUIRE(rotated.schedule().ops.size() == gpu0_ops);
-      require_same(cost_schedule(full, hardware), cost_schedule(rotated, hardware));
+      GeneratorOptions options;
+      options.gpus = gpus;
+      options.layout = c.layout;
+      options.variant = c.variant;
+      options.buffers = c.buffers;
+      require_priced_alike("ring", llama_like(int64_t{2 * 3 * 32} * 1024, c.mask, c.pass), options, 1, hardware);
     }
 }
 
@@ -134,47 +138,39 @@ TEST_CASE("a Mesh held by rotation (one row of its GPU grid) prices as its full 
                                      {8, {8, 1}}, {16, {4, 4}}, {16, {2, 8}}, {16, {8, 2}}, {24, {4, 6}}, {32, {4, 8}}}) {
       INFO(to_string(c.mask) << " " << to_string(c.layout) << " " << to_string(c.pass) << " buffers " << c.buffers
                              << " mesh " << to_string(tile) << " on " << gpus << " GPUs");
-      const Problem problem = problem_of(int64_t{2 * 3 * 32} * 1024, c.mask, c.pass);
       GeneratorOptions options;
       options.gpus = gpus;
       options.layout = c.layout;
       options.tile = tile;
       options.buffers = c.buffers;
-      const CheckedSchedule full = generate_checked("mesh", problem, options);
-      options.by_rotation = true;
-      const CheckedSchedule rotated = generate_checked("mesh", problem, options);
       // One row of a tiles, or one GPU when the tile is a single row (b = 1) or column (a = 1).
       const int32_t period = tile.second == 1 || tile.first == 1 ? 1 : tile.first;
-      REQUIRE(rotated.schedule().form == ProgramForm::rotation);
-      REQUIRE(rotated.schedule().period == period);
-      size_t held_ops = 0;
-      for (const Op& op : full.schedule().ops) held_ops += op.gpu < period ? 1 : 0;
-      REQUIRE(rotated.schedule().ops.size() == held_ops);
-      require_same(cost_schedule(full, hardware), cost_schedule(rotated, hardware));
+      require_priced_alike("mesh", llama_like(int64_t{2 * 3 * 32} * 1024, c.mask, c.pass), options, period, hardware);
     }
 }
 
 TEST_CASE("held by rotation at 128 GPUs, the default problem's figures are the full program's", "[rotation]") {
   // The issue's problem (1M tokens, 32 query and 8 KV heads, causal, zigzag, forward and
   // backward), at a size where every GPU's program has hundreds of ops.
-  const Problem problem = problem_of(int64_t{1} << 20, MaskKind::causal, Pass::both);
-  for (const auto& [algorithm, tile] : {std::pair<std::string, std::optional<TileShape>>{"ring", std::nullopt},
-                                        {"mesh", TileShape{8, 16}}, {"mesh", TileShape{16, 8}}}) {
-    INFO(algorithm);
+  const Problem problem = llama_like(int64_t{1} << 20, MaskKind::causal, Pass::both);
+  // Periods: GPU 0 for a ring, one row of a GPUs for a Mesh a x b.
+  struct Case {
+    std::string algorithm;
+    std::optional<TileShape> tile;
+    int32_t period;
+  };
+  for (const Case& c : {Case{"ring", std::nullopt, 1}, Case{"mesh", TileShape{8, 16}, 8}, Case{"mesh", TileShape{16, 8}, 16}}) {
+    INFO(c.algorithm);
     GeneratorOptions options;
     options.gpus = 128;
-    options.tile = tile;
-    const CheckedSchedule full = generate_checked(algorithm, problem, options);
-    options.by_rotation = true;
-    const CheckedSchedule rotated = generate_checked(algorithm, problem, options);
-    REQUIRE(rotated.schedule().form == ProgramForm::rotation);
-    require_same(cost_schedule(full, Hardware{}), cost_schedule(rotated, Hardware{}));
+    options.tile = c.tile;
+    require_priced_alike(c.algorithm, problem, options, c.period, Hardware{});
   }
 }
 
 TEST_CASE("a ring whose GPUs do unequal work is emitted in full", "[rotation]") {
   // Causal and contiguous: chunk i's row has i + 1 blocks with work, so no GPU's work is GPU 0's shifted.
-  const Problem problem = problem_of(64 * 1024, MaskKind::causal, Pass::both);
+  const Problem problem = llama_like(64 * 1024, MaskKind::causal, Pass::both);
   BlockGrid grid(problem, Layout::contiguous, 8);
   REQUIRE_FALSE(grid_is_rotation_invariant(grid));
   REQUIRE(ring(problem, 8, Layout::contiguous, "pass-kv", 2, true).schedule().form == ProgramForm::full);
@@ -183,7 +179,7 @@ TEST_CASE("a ring whose GPUs do unequal work is emitted in full", "[rotation]") 
 }
 
 TEST_CASE("the checker refuses a rotation whose shifted copies break the schedule", "[rotation]") {
-  const Problem problem = problem_of(64 * 1024, MaskKind::full, Pass::forward);
+  const Problem problem = llama_like(64 * 1024, MaskKind::full, Pass::forward);
   Schedule schedule = ring(problem, 4, Layout::contiguous, "pass-kv", 2, true).schedule();
   SECTION("a block computed twice") {
     // GPU 0 computes (0, 0) once more: its shifts, (g, g) on GPU g, twice over.
@@ -196,6 +192,17 @@ TEST_CASE("the checker refuses a rotation whose shifted copies break the schedul
       ops.push_back(op);
     });
     REQUIRE_THROWS_WITH(check(schedule), Catch::Contains("computed twice") && Catch::Contains("every GPU, shifted"));
+  }
+  SECTION("a block left out") {
+    // GPU 0's last compute op gone: its diagonal is computed on no GPU.
+    schedule.ops.edit([](std::vector<Op>& ops) {
+      for (size_t index = ops.size(); index-- > 0;)
+        if (ops[index].kind == OpKind::compute) {
+          ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(index));
+          break;
+        }
+    });
+    REQUIRE_THROWS_WITH(check(schedule), Catch::Contains("is never computed, on any GPU"));
   }
   SECTION("an op on another GPU") {
     schedule.ops.edit([](std::vector<Op>& ops) { ops.back().gpu = 1; });
@@ -222,7 +229,7 @@ TEST_CASE("GPUs that run alike get the same figures in the full program too", "[
   // order's queue takes GPUs by index, and walked in it GPU 0 (whose sender is the last GPU)
   // held 2.42 GB where its twins held 2.68 (P = 16, unbounded buffers), and finished a
   // transfer's worth apart (pass-q); the step order (analysis.hpp) has no such odd one out.
-  const Problem problem = problem_of(int64_t{1} << 20, MaskKind::causal, Pass::both);
+  const Problem problem = llama_like(int64_t{1} << 20, MaskKind::causal, Pass::both);
   for (const auto& [variant, buffers] : {std::pair<std::string, int32_t>{"pass-q", 2}, {"pass-kv", 0}, {"pass-q", 0}}) {
     INFO(variant << " buffers " << buffers);
     const CostReport report = cost_schedule(ring(problem, 16, Layout::zigzag, variant, buffers, false), Hardware{});
@@ -234,7 +241,7 @@ TEST_CASE("GPUs that run alike get the same figures in the full program too", "[
 }
 
 TEST_CASE("the step order is an execution order", "[rotation][analysis]") {
-  const Problem problem = problem_of(64 * 1024, MaskKind::causal, Pass::both);
+  const Problem problem = llama_like(64 * 1024, MaskKind::causal, Pass::both);
   for (const std::string algorithm : {"ring", "mesh", "attention2d", "usp", "ulysses", "all-gather"}) {
     INFO(algorithm);
     GeneratorOptions options;
@@ -258,7 +265,7 @@ TEST_CASE("the step order is an execution order", "[rotation][analysis]") {
 
 TEST_CASE("asked for by rotation, a schedule is estimated at a period's programs, and in full where refused",
           "[rotation][limits]") {
-  const Problem problem = problem_of(int64_t{1} << 20, MaskKind::causal, Pass::both);
+  const Problem problem = llama_like(int64_t{1} << 20, MaskKind::causal, Pass::both);
   GeneratorOptions options;
   options.gpus = 1024;
   // Every estimate holds the block grid's 8 bytes per block (resource_estimate.cpp); the rest is

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 
+#include "common/problems.hpp"
 #include "tessera/core/data_size.hpp"
 #include "tessera/schedules/checker.hpp"
 #include "tessera/schedules/generators.hpp"
@@ -56,17 +57,7 @@ Run simulate(const std::string& algorithm, const Problem& problem, GeneratorOpti
   return run;
 }
 
-Problem llama_like(int64_t seq_len, MaskKind mask, Pass pass) {
-  Problem problem;
-  problem.seq_len = seq_len;
-  problem.heads = 32;
-  problem.kv_heads = 8;
-  problem.head_dim = 128;
-  problem.head_dim_v = 128;
-  problem.mask.kind = mask;
-  problem.pass = pass;
-  return problem;
-}
+using test::llama_like;
 
 GeneratorOptions options_for(int32_t gpus, Layout layout, int32_t buffers = 2) {
   GeneratorOptions options;

@@ -116,7 +116,7 @@ std::string to_string(const TileShape& tile);
 // 0 .. period - 1 alone, for a schedule that every GPU runs alike up to rotation: GPU g runs GPU
 // (g mod period)'s ops with every GPU index (its own, a peer's) and every chunk shifted by
 // g - g mod period, modulo the GPU count. A ring has period 1 on chunks of equal work, a Mesh of
-// a x b tiles period b (one row of its GPU grid). A ring at 1,024 GPUs is 6 M ops in full and
+// a x b tiles period a (one row of its GPU grid; 1 when b = 1). A ring at 1,024 GPUs is 6 M ops in full and
 // 6 K in this form, and on a uniform network GPU g's figures are GPU (g mod period)'s. Only the
 // analysis, the checker and the analytical cost model read this form (schedules/rotation.hpp);
 // every other consumer needs the full program and says so (require_full_program).
@@ -170,7 +170,7 @@ struct Schedule {
 // the tests hold that comparison against.
 bool same_program(const Schedule& a, const Schedule& b);
 
-// Throws std::logic_error naming `consumer` when the schedule holds one GPU's program by
+// Throws std::logic_error naming `consumer` when the schedule holds a few GPUs' programs by
 // rotation (ProgramForm): a consumer that runs, routes or writes every GPU's ops cannot use it.
 void require_full_program(const Schedule& schedule, const char* consumer);
 

@@ -108,9 +108,8 @@ std::string find_execution_order(const Schedule& schedule, ScheduleAnalysis& ana
 // past the latest of its dependencies' steps; a send and its recv, and a collective's members,
 // share the latest of theirs. So it is an execution order too (every dependency at an earlier
 // step, partners at the same), and one whose order on a GPU does not hang on how ties between
-// GPUs fall: the
-// execution order's queue takes GPUs by index, which makes GPU 0 of a ring, whose sender is
-// the last GPU, the odd one out in the order its transfers queue for its links (the cost
+// GPUs fall: the execution order's queue takes GPUs by index, which makes GPU 0 of a ring,
+// whose sender is the last GPU, the odd one out in the order its transfers queue for its links (the cost
 // model) and in what it holds at once (the memory walk). On a schedule that every GPU runs
 // alike up to rotation, GPU g's ops in this order are its held GPU's shifted, so the programs
 // held alone (ProgramForm::rotation) walk as the full one does. Needs `order` and `deps`.

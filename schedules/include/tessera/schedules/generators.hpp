@@ -53,9 +53,8 @@ struct GeneratorOptions {
   };
   std::optional<MeshHops> mesh_hops;
   // ring and mesh: the programs of the GPUs of one period alone (ProgramForm::rotation,
-  // core/schedule.hpp: GPU 0 for a ring, one row of the GPU grid for a Mesh of a x b tiles with
-  // a > 1, GPU 0 for 1 x P) where the block grid allows it (schedules/rotation.hpp), else every
-  // GPU's. Only for figures the analytical model prices on the uniform network:
+  // core/schedule.hpp: GPU 0 for a ring, one row of a GPUs for a Mesh of a x b tiles, GPU 0 for
+  // P x 1) where the block grid allows it (schedules/rotation.hpp), else every GPU's. Only for figures the analytical model prices on the uniform network:
   // scenario::generate asks for it where nothing else is wanted.
   bool by_rotation = false;
 };

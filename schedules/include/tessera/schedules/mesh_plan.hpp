@@ -95,6 +95,9 @@ struct MeshProgram {
   friend bool operator==(const MeshProgram&, const MeshProgram&) = default;
 };
 MeshProgram plan_mesh_program(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid);
+// The period of a Mesh held by rotation (ProgramForm::rotation): a, one row of its GPU grid,
+// or 1 for a single row (b = 1).
+int32_t mesh_rotation_period(const TileShape& tile);
 // With by_rotation, the programs of one period of GPUs alone where the grid allows it
 // (ProgramForm::rotation, generators.hpp's GeneratorOptions::by_rotation): a row of a tiles.
 Schedule emit_mesh_program(const MeshProgram& program, const Problem& problem, const BlockGrid& grid, int32_t gpus,

@@ -5,7 +5,7 @@
 // shifted: chunk c holds as many tokens as chunk c + period, and block (i, j) has the pairs of
 // (i + period, j + period) (a full mask, or a causal one cut zigzag, whose off-diagonal blocks
 // are all half full). A ring on such a grid is such a schedule with period 1, a Mesh of a x b
-// tiles with period b.
+// tiles with period a (mesh_rotation_period, mesh_plan.hpp).
 #include <cstdint>
 
 #include "tessera/core/block_grid.hpp"
