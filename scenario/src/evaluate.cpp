@@ -90,9 +90,13 @@ CheckedSchedule generate(const Scenario& scenario, ScheduleCache* cache) {
   // ProgramForm: GPU 0's for a ring, one row of the GPU grid for a Mesh). Its figures are the
   // full program's (tests/costmodel/rotation_test.cpp), at a fraction of the ops.
   schedules::GeneratorOptions options = scenario.options;
-  options.by_rotation = scenario.figures_only && !scenario.simulation && !scenario.network.topology &&
-                        scenario.network.device_of_rank.empty();
+  options.by_rotation = priced_by_rotation(scenario);
   return generate_checked(scenario.algorithm, scenario.problem, options, target, cache);
+}
+
+bool priced_by_rotation(const Scenario& scenario) {
+  return scenario.figures_only && !scenario.simulation && !scenario.network.topology &&
+         scenario.network.device_of_rank.empty();
 }
 
 Evaluation evaluate(const Scenario& scenario, ScheduleCache* cache) {

@@ -57,8 +57,8 @@ ScheduleKey schedule_key(const std::string& algorithm, const Problem& problem, c
   }
   key.variant = options.variant;
   key.buffers = options.buffers;
-  // Only the ring and Mesh generators read it; other schedules are the same with it or without.
-  key.by_rotation = (algorithm == "ring" || algorithm == "mesh") && options.by_rotation;
+  // Only the ring, Mesh and USP generators read it; other schedules are the same with it or without.
+  key.by_rotation = (algorithm == "ring" || algorithm == "mesh" || algorithm == "usp") && options.by_rotation;
   // Only Mesh's planner weighs transfers against compute (generate_mesh reads plan_hardware).
   if (algorithm == "mesh") {
     const schedules::PlanHardware& hardware = options.plan_hardware;

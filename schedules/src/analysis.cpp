@@ -124,10 +124,20 @@ std::string check_fields(const Schedule& schedule) {
            item.chunk >= schedule.chunks();
   };
   const bool rotation = schedule.form == ProgramForm::rotation;
-  if (rotation && !schedule.collectives.empty()) return "a schedule held by rotation has no collectives";
   if (rotation && (schedule.period < 1 || schedule.gpus % schedule.period != 0))
     return "a schedule held by rotation needs a period that divides its " + std::to_string(schedule.gpus) +
            " GPUs, not " + std::to_string(schedule.period);
+  // Held by rotation, a collective among GPUs held stands for its twins among the GPUs shifted
+  // (a USP group's all-to-all): every member and every transfer's ends must be held GPUs.
+  for (size_t c = 0; rotation && c < schedule.collectives.size(); ++c) {
+    const Collective& collective = schedule.collectives[c];
+    auto held = [&](int32_t gpu) { return gpu >= 0 && gpu < schedule.period; };
+    bool inside = std::all_of(collective.members.begin(), collective.members.end(), held);
+    for (const Transfer& transfer : collective.transfers) inside = inside && held(transfer.src) && held(transfer.dst);
+    if (!inside)
+      return "collective " + std::to_string(c) + " reaches beyond the first " + std::to_string(schedule.period) +
+             " GPU(s), whose programs a schedule held by rotation lists: its collectives must be among them";
+  }
   for (const auto& op : schedule.ops) {
     // Built only for a violation: a string per op was most of this check's time.
     auto where = [&] { return "op " + std::to_string(schedule.index_of(op)); };

@@ -66,6 +66,9 @@ double estimate_schedule_bytes(const std::string& algorithm, const Problem& prob
     const double u = options.tile ? std::max(1, options.tile->first) : default_ulysses_degree(problem, options.gpus);
     const double r = gpus / u;
     per_pass = kHeadSplitBytesPerBlockPass * u * blocks + kRingBytesPerBlockPass * u * r * r;
+    // Group 0's programs alone (usp.cpp), u / P of the whole; the generator estimates again, in
+    // full, before emitting every GPU's program where the grid does not allow it.
+    if (options.by_rotation && u < gpus) per_pass *= u / gpus;
   } else if (algorithm == "attention2d" || algorithm == "mesh") {
     // Without a tile the generator picks a near-square one.
     const double longer_side =

@@ -18,4 +18,14 @@ bool grid_is_rotation_invariant(const BlockGrid& grid, int32_t period) {
   return true;
 }
 
+bool rotation_expected(const Problem& problem, Layout layout, int32_t gpus) {
+  if (gpus < 1) return false;
+  // Contiguous and striped chunks are equal when P divides N; zigzag's 2P pieces when 2P does.
+  const int64_t pieces = layout == Layout::zigzag ? 2 * int64_t{gpus} : gpus;
+  const bool equal_chunks = problem.seq_len % pieces == 0;
+  if (problem.mask.kind == MaskKind::full) return equal_chunks;
+  // Zigzag: every off-diagonal block is half full and every diagonal one alike.
+  return problem.mask.kind == MaskKind::causal && layout == Layout::zigzag && equal_chunks;
+}
+
 }  // namespace tessera::schedules

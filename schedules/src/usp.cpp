@@ -3,6 +3,8 @@
 // NVLink) and a KV ring of degree r = P / u across the groups.
 #include "head_split.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/schedules/resource_estimate.hpp"
+#include "tessera/schedules/rotation.hpp"
 #include "usp_emitter.hpp"
 
 namespace tessera::schedules {
@@ -28,7 +30,19 @@ Schedule generate_usp(const Problem& problem, const GeneratorOptions& options, c
   ScheduleBuilder builder("usp", "u=" + std::to_string(shape.first) + " r=" + std::to_string(shape.second) + " " +
                                      to_string(grid.layout()),
                           problem, grid.layout(), gpus, shape.first);
-  emit_head_split_ring(builder, grid, shape.first, shape.second, options.buffers);
+  // Group g (GPUs g u .. g u + u - 1, chunks the same) runs group 0's program shifted by g u:
+  // its all-to-alls are group 0's among its own GPUs, its ring sends go one group on. So where
+  // the grid is the same under a shift by u, group 0's programs alone are held (rotation.hpp).
+  const int32_t period = shape.first;
+  const bool by_rotation = options.by_rotation && period < gpus && grid_is_rotation_invariant(grid, period);
+  if (options.by_rotation && !by_rotation) {
+    // Estimated as group 0's programs before the grid was known: every GPU's must fit too.
+    GeneratorOptions full = options;
+    full.by_rotation = false;
+    require_schedule_memory("usp", problem, full);
+  }
+  if (by_rotation) builder.set_form(ProgramForm::rotation, period);
+  emit_head_split_ring(builder, grid, shape.first, shape.second, options.buffers, by_rotation);
   Schedule schedule = builder.finish();
   schedule.tile = shape;
   return schedule;

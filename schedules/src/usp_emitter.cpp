@@ -43,10 +43,11 @@ int32_t group_all_to_all(ScheduleBuilder& builder, Pass pass, const Geometry& me
 
 }  // namespace
 
-void emit_head_split_ring(ScheduleBuilder& builder, const BlockGrid& grid, int32_t u, int32_t r, int32_t buffers) {
+void emit_head_split_ring(ScheduleBuilder& builder, const BlockGrid& grid, int32_t u, int32_t r, int32_t buffers,
+                          bool first_group_only) {
   const Problem& problem = builder.problem();
   const Geometry mesh{u, r};
-  const int32_t gpus = u * r;
+  const int32_t groups_emitted = first_group_only ? 1 : r;
   const int32_t compute = builder.stream("compute");
   const int32_t collective = builder.stream("collective");
   const RingStreams streams = make_ring_streams(builder, RingSide::pass_kv, buffers);
@@ -62,7 +63,7 @@ void emit_head_split_ring(ScheduleBuilder& builder, const BlockGrid& grid, int32
     // Collectives of every group, declared once; each member joins them in program order.
     std::vector<std::vector<int32_t>> inbound(static_cast<size_t>(r)), outbound(static_cast<size_t>(r));
     if (u > 1) {
-      for (int32_t group = 0; group < r; ++group) {
+      for (int32_t group = 0; group < groups_emitted; ++group) {
         auto& in = inbound[static_cast<size_t>(group)];
         auto& out = outbound[static_cast<size_t>(group)];
         in.push_back(group_all_to_all(builder, pass, mesh, group, false, single(DataKind::Q)));
@@ -91,7 +92,7 @@ void emit_head_split_ring(ScheduleBuilder& builder, const BlockGrid& grid, int32
       }
       rings.push_back(make_ring_pass(grid, RingSide::pass_kv, head, std::move(members), std::move(chunks)));
     }
-    for (int32_t gpu = 0; gpu < gpus; ++gpu) {
+    for (int32_t gpu = 0; gpu < groups_emitted * u; ++gpu) {
       const int32_t group = mesh.group_of(gpu), head = mesh.head_of(gpu);
       for (int32_t c : inbound[static_cast<size_t>(group)]) builder.collective_op(gpu, collective, c);
       emit_ring_pass(builder, grid, streams, rings[static_cast<size_t>(head)], pass, group);

@@ -44,15 +44,21 @@ void write_file(const std::string& name, const std::string& text) {
 TEST_CASE("a plan too large for memory is refused with the estimate, never std::bad_alloc", "[cli][limits]") {
   // 65536 GPUs: the block grid alone is 8 B x 2^32 = 34 GB, past any limit this test may see.
   require_memory_refusal(tessera_within("16GB", "plan --model analytic --gpus 65536"), "no schedule fits", "16 GB");
-  require_memory_refusal(tessera_within("200MB", "plan --model analytic --gpus 1K"), "on 1024 GPUs", "200 MB");
+  // Contiguous and causal: no grid allows the rotation, so every candidate is estimated in full.
+  require_memory_refusal(tessera_within("200MB", "plan --model analytic --gpus 1K --layout contiguous"),
+                         "on 1024 GPUs", "200 MB");
 }
 
 TEST_CASE("a plan keeps the candidates that fit and lists the others with their estimate", "[cli][limits]") {
-  // 256 GPUs under 100 MB: a ring is 2 passes x 1 kB x 256^2 = 131 MB; attention2d 16x16 fits.
+  // 256 GPUs under 100 MB: a ring's every program is 2 passes x 1 kB x 256^2 = 131 MB, GPU 0's
+  // alone 1/256 of it. Zigzag, only the analytical figures wanted: the ring is GPU 0's program
+  // (schedules/rotation.hpp) and ranked; the contiguous ring is every GPU's, and listed with its
+  // estimate. attention2d 16x16 fits in full.
   const cli_test::Run run = tessera_within("100MB", "plan --model analytic --gpus 256 --seq 1M");
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
-  REQUIRE(run.out.find("ring: ring on 256 GPUs needs about") != std::string::npos);
+  REQUIRE(run.out.find("ring contiguous: ring on 256 GPUs needs about") != std::string::npos);
+  REQUIRE(run.out.find(" ring zigzag ") != std::string::npos);
   REQUIRE(run.out.find("attention2d 16x16") != std::string::npos);
 }
 

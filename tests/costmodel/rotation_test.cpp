@@ -149,17 +149,47 @@ TEST_CASE("a Mesh held by rotation (one row of its GPU grid) prices as its full 
     }
 }
 
+TEST_CASE("USP held by rotation (one Ulysses group, with its all-to-alls) prices as its full program", "[rotation]") {
+  Hardware hardware;
+  hardware.link_latency_s = 7e-6;
+  struct Case {
+    MaskKind mask;
+    Layout layout;
+    Pass pass;
+    int32_t buffers;
+  };
+  const Case cases[] = {{MaskKind::causal, Layout::zigzag, Pass::both, 2},
+                        {MaskKind::causal, Layout::zigzag, Pass::forward, 0},
+                        {MaskKind::full, Layout::contiguous, Pass::both, 2},
+                        {MaskKind::full, Layout::striped, Pass::backward, 3}};
+  // u x r: Ulysses degree (a divisor of the 8 KV heads) by ring degree.
+  for (const Case& c : cases)
+    for (const auto& [gpus, tile] : {std::pair<int32_t, TileShape>{4, {2, 2}}, {8, {2, 4}}, {8, {4, 2}}, {16, {4, 4}},
+                                     {16, {2, 8}}, {16, {8, 2}}, {24, {4, 6}}, {24, {8, 3}}, {32, {8, 4}}}) {
+      INFO(to_string(c.mask) << " " << to_string(c.layout) << " " << to_string(c.pass) << " buffers " << c.buffers
+                             << " usp " << to_string(tile) << " on " << gpus << " GPUs");
+      GeneratorOptions options;
+      options.gpus = gpus;
+      options.layout = c.layout;
+      options.tile = tile;
+      options.buffers = c.buffers;
+      // Group g's u GPUs run group 0's programs shifted by g u.
+      require_priced_alike("usp", llama_like(int64_t{2 * 3 * 32} * 1024, c.mask, c.pass), options, tile.first, hardware);
+    }
+}
+
 TEST_CASE("held by rotation at 128 GPUs, the default problem's figures are the full program's", "[rotation]") {
   // The issue's problem (1M tokens, 32 query and 8 KV heads, causal, zigzag, forward and
   // backward), at a size where every GPU's program has hundreds of ops.
   const Problem problem = llama_like(int64_t{1} << 20, MaskKind::causal, Pass::both);
-  // Periods: GPU 0 for a ring, one row of a GPUs for a Mesh a x b.
+  // Periods: GPU 0 for a ring, one row of a GPUs for a Mesh a x b, one group of u for USP u x r.
   struct Case {
     std::string algorithm;
     std::optional<TileShape> tile;
     int32_t period;
   };
-  for (const Case& c : {Case{"ring", std::nullopt, 1}, Case{"mesh", TileShape{8, 16}, 8}, Case{"mesh", TileShape{16, 8}, 16}}) {
+  for (const Case& c : {Case{"ring", std::nullopt, 1}, Case{"mesh", TileShape{8, 16}, 8}, Case{"mesh", TileShape{16, 8}, 16},
+                        Case{"usp", TileShape{8, 16}, 8}}) {
     INFO(c.algorithm);
     GeneratorOptions options;
     options.gpus = 128;
@@ -176,6 +206,31 @@ TEST_CASE("a ring whose GPUs do unequal work is emitted in full", "[rotation]") 
   REQUIRE(ring(problem, 8, Layout::contiguous, "pass-kv", 2, true).schedule().form == ProgramForm::full);
   // Zigzag evens it out: every off-diagonal block is half full, every diagonal one alike.
   REQUIRE(grid_is_rotation_invariant(BlockGrid(problem, Layout::zigzag, 8)));
+}
+
+TEST_CASE("a grid expected to allow the rotation, told from the problem alone, allows it", "[rotation]") {
+  // rotation_expected never says yes where the grid says no, and it says yes for the two cases a
+  // plan meets: causal cut zigzag, and a full mask, on chunks of equal tokens.
+  size_t expected = 0;
+  for (MaskKind mask : {MaskKind::full, MaskKind::causal})
+    for (Layout layout : {Layout::contiguous, Layout::zigzag, Layout::striped})
+      for (int32_t gpus : {2, 3, 4, 6, 8, 16})
+        for (int64_t seq : {int64_t{128} * gpus, int64_t{128} * gpus + 1, int64_t{74} * gpus + 3}) {
+          const Problem problem = llama_like(seq, mask, Pass::both);
+          INFO(to_string(mask) << " " << to_string(layout) << " " << gpus << " GPUs, " << seq << " tokens");
+          if (!rotation_expected(problem, layout, gpus)) continue;
+          ++expected;
+          const BlockGrid grid(problem, layout, gpus);
+          for (int32_t period = 1; period <= gpus; ++period)
+            if (gpus % period == 0) CHECK(grid_is_rotation_invariant(grid, period));
+        }
+  const Problem causal = llama_like(int64_t{128} * 8, MaskKind::causal, Pass::both);
+  CHECK(rotation_expected(causal, Layout::zigzag, 8));
+  CHECK_FALSE(rotation_expected(causal, Layout::contiguous, 8));
+  CHECK_FALSE(rotation_expected(causal, Layout::striped, 8));
+  CHECK_FALSE(rotation_expected(llama_like(int64_t{128} * 8 + 8, MaskKind::causal, Pass::both), Layout::zigzag, 8));
+  CHECK(rotation_expected(llama_like(int64_t{128} * 8, MaskKind::full, Pass::both), Layout::contiguous, 8));
+  CHECK(expected >= 6 * 2);  // every GPU count, both masks, at 128 tokens a GPU
 }
 
 TEST_CASE("the checker refuses a rotation whose shifted copies break the schedule", "[rotation]") {
@@ -217,6 +272,21 @@ TEST_CASE("the checker refuses a rotation whose shifted copies break the schedul
         }
     });
     REQUIRE_THROWS_WITH(check(schedule), Catch::Contains("mismatched transfer"));
+  }
+  SECTION("a collective reaching past the GPUs held") {
+    // USP 2 x 2 held as its first group: an all-to-all that names GPU 2 would stand for its
+    // twins, and GPU 2 belongs to the next group.
+    GeneratorOptions options;
+    options.gpus = 4;
+    options.tile = TileShape{2, 2};
+    options.by_rotation = true;
+    Schedule usp = generate_schedule("usp", problem, options);
+    REQUIRE(usp.form == ProgramForm::rotation);
+    REQUIRE(usp.period == 2);
+    REQUIRE_FALSE(usp.collectives.empty());
+    REQUIRE_NOTHROW(check(usp));
+    usp.collectives.edit([](std::vector<Collective>& collectives) { collectives.front().transfers.front().dst = 2; });
+    REQUIRE_THROWS_WITH(check(usp), Catch::Contains("collective 0 reaches beyond the first 2 GPU(s)"));
   }
   SECTION("consumers that need every GPU's ops say so") {
     REQUIRE_THROWS_WITH(require_full_program(schedule, "simulate"),
@@ -281,6 +351,8 @@ TEST_CASE("asked for by rotation, a schedule is estimated at a period's programs
   CHECK(program_bytes("mesh", true) == Approx(program_bytes("mesh", false) * 32 / 1024));
   options.tile = TileShape{1024, 1};  // one row: a period of 1
   CHECK(program_bytes("mesh", true) == Approx(program_bytes("mesh", false) / 1024));
+  options.tile = TileShape{8, 128};  // one Ulysses group of 8
+  CHECK(program_bytes("usp", true) == Approx(program_bytes("usp", false) * 8 / 1024));
 
   // Causal and contiguous refuses the rotation: the generator estimates every GPU's program
   // again, and a limit between the two estimates refuses it there.

@@ -3,10 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <set>
 
 #include "tessera/core/error.hpp"
 #include "tessera/scenario/plan.hpp"
+#include "tessera/schedules/resource_estimate.hpp"
 
 using namespace tessera;
 using namespace tessera::scenario;
@@ -92,6 +95,45 @@ TEST_CASE("plan evaluates every candidate once and ranks the applicable ones by 
   alone.algorithm = best.candidate.algorithm;
   alone.options = best.candidate.options;
   CHECK(evaluate(alone).figures.time_s() == best.figures->time_s());
+}
+
+TEST_CASE("plan estimates a candidate's memory as it will be generated: by rotation where it will be", "[plan][limits]") {
+  // 256 GPUs, causal, zigzag: a ring is priced from GPU 0's program (schedules/rotation.hpp), the
+  // contiguous ring in full. A limit between the ring's two estimates admits the one and refuses
+  // the other; estimated in full, the ring was refused with it.
+  ProblemText text;
+  text.gpus = "256";
+  text.seq = "1M";
+  Scenario base{"", make_problem(text), make_options(text, ScheduleText{}), make_hardware({}), {}, std::nullopt};
+  schedules::GeneratorOptions options = base.options;
+  options.by_rotation = true;
+  const double rotated = schedules::estimate_schedule_bytes("ring", base.problem, options);
+  options.by_rotation = false;
+  const double whole = schedules::estimate_schedule_bytes("ring", base.problem, options);
+  REQUIRE(rotated * 10 < whole);
+  const std::string limit = std::to_string(static_cast<int64_t>(std::sqrt(rotated * whole))) + "B";
+  setenv("TESSERA_MEMORY_LIMIT", limit.c_str(), 1);
+  const PlanResult plan = scenario::plan(base);
+  unsetenv("TESSERA_MEMORY_LIMIT");
+  auto entry = [&](const std::string& label) -> const PlanEntry& {
+    for (const PlanEntry& candidate : plan.entries)
+      if (candidate.label == label) return candidate;
+    FAIL("no candidate " << label);
+    return plan.entries.front();
+  };
+  const PlanEntry& ring = entry("ring");
+  INFO(ring.refusal);
+  REQUIRE(ring.figures.has_value());
+  CHECK(ring.identity.form == ProgramForm::rotation);
+  // Its figures are the full program's, here priced in full without a limit.
+  Scenario alone = base;
+  alone.algorithm = "ring";
+  CHECK(ring.figures->time_s() == evaluate(alone).figures.time_s());
+  // The contiguous ring's grid refuses the rotation (causal work grows along the sequence):
+  // estimated in full, past the limit.
+  const PlanEntry& contiguous = entry("ring contiguous");
+  CHECK_FALSE(contiguous.figures.has_value());
+  CHECK_THAT(contiguous.refusal, Catch::Contains("needs about") && Catch::Contains("more than the limit"));
 }
 
 TEST_CASE("plan refuses a problem with fewer tokens than GPUs", "[plan]") {

@@ -115,8 +115,10 @@ std::string to_string(const TileShape& tile);
 // What `Schedule::ops` hold. `full`: every GPU's program. `rotation`: the programs of GPUs
 // 0 .. period - 1 alone, for a schedule that every GPU runs alike up to rotation: GPU g runs GPU
 // (g mod period)'s ops with every GPU index (its own, a peer's) and every chunk shifted by
-// g - g mod period, modulo the GPU count. A ring has period 1 on chunks of equal work, a Mesh of
-// a x b tiles period a (one row of its GPU grid; 1 when b = 1). A ring at 1,024 GPUs is 6 M ops in full and
+// g - g mod period, modulo the GPU count; its collectives are among GPUs held, each standing for
+// its twins among the GPUs shifted. A ring has period 1 on chunks of equal work, a Mesh of a x b
+// tiles period a (one row of its GPU grid; 1 when b = 1), USP u x r period u (one Ulysses
+// group, with its all-to-alls). A ring at 1,024 GPUs is 6 M ops in full and
 // 6 K in this form, and on a uniform network GPU g's figures are GPU (g mod period)'s. Only the
 // analysis, the checker and the analytical cost model read this form (schedules/rotation.hpp);
 // every other consumer needs the full program and says so (require_full_program).

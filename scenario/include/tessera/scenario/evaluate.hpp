@@ -66,6 +66,11 @@ struct Evaluation {
   const Schedule& schedule() const { return checked.schedule(); }
 };
 
+// Whether generate() asks the generator for a period's programs alone (GeneratorOptions::
+// by_rotation): figures alone, priced by the analytical model on the uniform network, with no
+// ranks sharing devices. A ranking estimates its candidates' memory with it too.
+bool priced_by_rotation(const Scenario& scenario);
+
 // The schedule of a scenario, generated and checked: a Mesh planned for the network and GPU it
 // will run on (plan_hardware.hpp). UserError when it does not apply, with the reason. With a
 // cache, a schedule generated before for the same fields is reused (schedule_cache.hpp): the

@@ -53,7 +53,7 @@ struct ScheduleKey {
   int32_t tile_first = 0, tile_second = 0;  // 0 x 0: the default tile
   std::string variant;
   int32_t buffers = 0;
-  bool by_rotation = false;            // ring, mesh: a period's programs alone where the generator can
+  bool by_rotation = false;            // ring, mesh, usp: a period's programs alone where the generator can
   std::vector<uint64_t> plan_hardware_bits;  // Mesh only: PlanHardware's five figures, bit for bit
   bool has_mesh_hops = false;
   std::string forward_hops, backward_hops;

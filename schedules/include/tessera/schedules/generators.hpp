@@ -52,10 +52,11 @@ struct GeneratorOptions {
     std::string forward, backward;
   };
   std::optional<MeshHops> mesh_hops;
-  // ring and mesh: the programs of the GPUs of one period alone (ProgramForm::rotation,
+  // ring, mesh and usp: the programs of the GPUs of one period alone (ProgramForm::rotation,
   // core/schedule.hpp: GPU 0 for a ring, one row of a GPUs for a Mesh of a x b tiles, GPU 0 for
-  // P x 1) where the block grid allows it (schedules/rotation.hpp), else every GPU's. Only for figures the analytical model prices on the uniform network:
-  // scenario::generate asks for it where nothing else is wanted.
+  // P x 1, the first Ulysses group of u GPUs for usp u x r) where the block grid allows it
+  // (schedules/rotation.hpp), else every GPU's. Only for figures the analytical model prices on
+  // the uniform network: scenario::generate asks for it where nothing else is wanted.
   bool by_rotation = false;
 };
 

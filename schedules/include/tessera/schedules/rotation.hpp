@@ -5,7 +5,7 @@
 // shifted: chunk c holds as many tokens as chunk c + period, and block (i, j) has the pairs of
 // (i + period, j + period) (a full mask, or a causal one cut zigzag, whose off-diagonal blocks
 // are all half full). A ring on such a grid is such a schedule with period 1, a Mesh of a x b
-// tiles with period a (mesh_rotation_period, mesh_plan.hpp).
+// tiles with period a (mesh_rotation_period, mesh_plan.hpp), USP u x r with period u (usp.cpp).
 #include <cstdint>
 
 #include "tessera/core/block_grid.hpp"
@@ -16,6 +16,13 @@ namespace tessera::schedules {
 // Whether shifting both chunks of every block by `period` keeps its pairs, and every chunk has
 // the tokens of the chunk `period` before it: P² pair counts, read from the grid's table.
 bool grid_is_rotation_invariant(const BlockGrid& grid, int32_t period = 1);
+
+// Whether the grid of `gpus` chunks is such a grid for every period, told from the problem
+// alone, without its P² pairs: a full mask on chunks of equal tokens, or a causal one cut zigzag
+// into 2P pieces of equal tokens. True only where grid_is_rotation_invariant is; some grids it
+// accepts are not named here. For what only an estimate hangs on (a plan's memory, before any
+// grid is built); the generators decide on the grid.
+bool rotation_expected(const Problem& problem, Layout layout, int32_t gpus);
 
 // The chunk (or GPU) `index` shifted by `shift`, modulo `gpus`.
 inline int32_t rotate(int32_t index, int64_t shift, int32_t gpus) {
