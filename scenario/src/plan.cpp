@@ -59,15 +59,7 @@ PlanResult plan(const Scenario& base, const PlanControl& control) {
   size_t done = 0;
   const int threads = control.threads > 0 ? control.threads : std::min(default_threads(), 16);
   MemoryBudget budget(static_cast<double>(memory_limit_bytes()));
-  // The largest first: the threads take candidates in this order, and the largest listed last
-  // (ATTENTION2D 1 x P and P x 1) left the other threads idle at the end. The estimate of
-  // memory stands for the work, both growing with the ops.
-  std::vector<size_t> largest_first(candidates.size());
-  for (size_t index = 0; index < candidates.size(); ++index) largest_first[index] = index;
-  std::stable_sort(largest_first.begin(), largest_first.end(),
-                   [&](size_t x, size_t y) { return estimate_bytes[x] > estimate_bytes[y]; });
-  parallel_for(candidates.size(), threads, [&](size_t position) {
-    const size_t index = largest_first[position];
+  parallel_for(candidates.size(), threads, [&](size_t index) {
     if (control.cancel && control.cancel->load()) throw sim::SimulationCancelled();
     PlanEntry& entry = entries[index];
     entry.candidate = candidates[index];

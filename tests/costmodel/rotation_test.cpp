@@ -228,6 +228,9 @@ TEST_CASE("a grid expected to allow the rotation, told from the problem alone, a
   CHECK(rotation_expected(causal, Layout::zigzag, 8));
   CHECK_FALSE(rotation_expected(causal, Layout::contiguous, 8));
   CHECK_FALSE(rotation_expected(causal, Layout::striped, 8));
+  // Causal and striped, chunk i's tokens are i, i + 8, ... (128 of them): block (7, 0) has
+  // 128 x 129 / 2 pairs, its shift (0, 1) 128 x 127 / 2.
+  CHECK_FALSE(grid_is_rotation_invariant(BlockGrid(causal, Layout::striped, 8)));
   CHECK_FALSE(rotation_expected(llama_like(int64_t{128} * 8 + 8, MaskKind::causal, Pass::both), Layout::zigzag, 8));
   CHECK(rotation_expected(llama_like(int64_t{128} * 8, MaskKind::full, Pass::both), Layout::contiguous, 8));
   CHECK(expected >= 6 * 2);  // every GPU count, both masks, at 128 tokens a GPU
