@@ -165,9 +165,15 @@ std::string check_fields(const Schedule& schedule) {
     }
   }
   for (size_t c = 0; c < schedule.collectives.size(); ++c)
-    for (const auto& transfer : schedule.collectives[c].transfers)
+    for (const auto& transfer : schedule.collectives[c].transfers) {
+      for (const int32_t end : {transfer.src, transfer.dst})
+        if (end < 0 || end >= schedule.gpus)
+          return "collective " + std::to_string(c) + ": a transfer's GPU " + std::to_string(end) + " does not exist";
+      if (transfer.first_item + static_cast<size_t>(transfer.item_count) > schedule.items.size())
+        return "collective " + std::to_string(c) + ": a transfer's items are out of range";
       for (const auto& item : schedule.items_of(transfer))
         if (bad_item(item)) return "collective " + std::to_string(c) + ": item " + to_string(item) + " is outside the grid";
+    }
   return "";
 }
 

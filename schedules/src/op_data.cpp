@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
 
 namespace tessera::schedules {
 
@@ -67,22 +70,33 @@ void distinct_chunks(const Schedule& schedule, const Op& op, std::vector<uint64_
 }  // namespace
 
 CollectiveTransfers::CollectiveTransfers(const Schedule& schedule) {
-  // One table per side: the (GPU, transfer) pairs sorted, then cut into per-GPU ranges.
-  auto table_of = [](const Collective& collective, bool by_sender) {
-    std::vector<std::pair<int32_t, uint32_t>> pairs;
-    pairs.reserve(collective.transfers.size());
-    for (uint32_t t = 0; t < collective.transfers.size(); ++t)
-      pairs.emplace_back(by_sender ? collective.transfers[t].src : collective.transfers[t].dst, t);
-    std::sort(pairs.begin(), pairs.end());
+  // One table per side: the transfers grouped by GPU, GPUs ascending, each group in transfer
+  // order. A counting sort over the GPUs that appear (a comparison sort of (GPU, transfer) pairs
+  // was 3 % of a 1,024-GPU plan's time, on ATTENTION2D's and USP's collectives).
+  const auto gpus = static_cast<size_t>(std::max(schedule.gpus, 0));
+  std::vector<uint32_t> count(gpus, 0);  // per GPU; zero again after each table
+  auto table_of = [&](const Collective& collective, bool by_sender) {
+    auto end_of = [by_sender](const Transfer& transfer) { return by_sender ? transfer.src : transfer.dst; };
     ByGpu table;
-    for (size_t k = 0; k < pairs.size(); ++k) {
-      if (k == 0 || pairs[k].first != pairs[k - 1].first) {
-        table.gpus.push_back(pairs[k].first);
-        table.offsets.push_back(static_cast<uint32_t>(k));
-      }
-      table.transfers.push_back(pairs[k].second);
+    for (const Transfer& transfer : collective.transfers) {
+      const int32_t gpu = end_of(transfer);
+      // check_fields (analysis.cpp) has bounded every transfer's ends before the analysis asks.
+      if (gpu < 0 || static_cast<size_t>(gpu) >= gpus)
+        throw std::logic_error("CollectiveTransfers: a transfer's GPU " + std::to_string(gpu) + " is outside the schedule");
+      if (count[static_cast<size_t>(gpu)]++ == 0) table.gpus.push_back(gpu);
     }
-    table.offsets.push_back(static_cast<uint32_t>(pairs.size()));
+    std::sort(table.gpus.begin(), table.gpus.end());
+    // Each GPU's count becomes the slot of its next transfer.
+    uint32_t at = 0;
+    for (const int32_t gpu : table.gpus) {
+      table.offsets.push_back(at);
+      at += std::exchange(count[static_cast<size_t>(gpu)], at);
+    }
+    table.offsets.push_back(at);
+    table.transfers.resize(collective.transfers.size());
+    for (uint32_t t = 0; t < collective.transfers.size(); ++t)
+      table.transfers[count[static_cast<size_t>(end_of(collective.transfers[t]))]++] = t;
+    for (const int32_t gpu : table.gpus) count[static_cast<size_t>(gpu)] = 0;
     return table;
   };
   for (const Collective& collective : schedule.collectives) {

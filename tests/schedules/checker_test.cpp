@@ -375,6 +375,14 @@ TEST_CASE("collectives must be joined once by every member", "[checker]") {
     schedule.ops[gpu1_joins.front()].gpu = 0;
     CHECK_THAT(violation_of(schedule), Catch::Contains("GPU 0 joins the same collective twice"));
   }
+  SECTION("a transfer to a GPU the schedule does not have") {
+    schedule.collectives.edit([](std::vector<Collective>& collectives) { collectives.front().transfers.back().dst = 2; });
+    CHECK_THAT(violation_of(schedule), Catch::Contains("collective 0: a transfer's GPU 2 does not exist"));
+  }
+  SECTION("a transfer whose items lie past the schedule's") {
+    schedule.collectives.edit([](std::vector<Collective>& collectives) { collectives.front().transfers.back().item_count = 1000; });
+    CHECK_THAT(violation_of(schedule), Catch::Contains("collective 0: a transfer's items are out of range"));
+  }
   SECTION("computing before the gather delivers the KV") {
     // Move GPU 1's join after its compute: (1,0) then reads KV[0] before it arrives.
     auto computes = find_ops(schedule, [](const Op& op) { return op.kind == OpKind::compute && op.gpu == 1; });
