@@ -18,7 +18,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "head_split.hpp"
 #include "tessera/schedules/mesh_plan.hpp"
 #include "tessera/core/resource_limits.hpp"
 
@@ -36,14 +35,6 @@ constexpr double kMeshBytesPerBlockPass = 250;
 // partners, buffers) and the simulator's per-op state (ring, 256 GPUs: 1.2M elements, 92 MB
 // in all with the schedule itself).
 constexpr double kCheckBytesPerElement = 80;
-
-// The Ulysses degree usp takes by default (usp.cpp): the largest divisor of P that splits the
-// heads evenly. O(P) divisions at most.
-double default_ulysses_degree(const Problem& problem, int32_t gpus) {
-  for (int32_t u = gpus; u > 1; --u)
-    if (gpus % u == 0 && head_split_problem(problem, u).empty()) return u;
-  return 1;
-}
 
 }  // namespace
 
@@ -63,7 +54,7 @@ double estimate_schedule_bytes(const std::string& algorithm, const Problem& prob
   } else if (algorithm == "ulysses") {
     per_pass = kHeadSplitBytesPerBlockPass * gpus * blocks;
   } else if (algorithm == "usp") {
-    const double u = options.tile ? std::max(1, options.tile->first) : default_ulysses_degree(problem, options.gpus);
+    const double u = std::max(1, usp_ulysses_degree(problem, options));
     const double r = gpus / u;
     per_pass = kHeadSplitBytesPerBlockPass * u * blocks + kRingBytesPerBlockPass * u * r * r;
     // Group 0's programs alone (usp.cpp), u / P of the whole; the generator estimates again, in

@@ -9,18 +9,16 @@
 
 namespace tessera::schedules {
 
-namespace {
-// The largest Ulysses degree that divides P and splits the heads evenly.
-int32_t default_ulysses_degree(const Problem& problem, int32_t gpus) {
-  for (int32_t u = gpus; u > 1; --u)
-    if (gpus % u == 0 && head_split_problem(problem, u).empty()) return u;
+int32_t usp_ulysses_degree(const Problem& problem, const GeneratorOptions& options) {
+  if (options.tile) return options.tile->first;
+  for (int32_t u = options.gpus; u > 1; --u)
+    if (options.gpus % u == 0 && head_split_problem(problem, u).empty()) return u;
   return 1;
 }
-}  // namespace
 
 Schedule generate_usp(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid) {
   const int32_t gpus = options.gpus;
-  TileShape shape = options.tile.value_or(TileShape{default_ulysses_degree(problem, gpus), 0});
+  TileShape shape = options.tile.value_or(TileShape{usp_ulysses_degree(problem, options), 0});
   if (!options.tile) shape.second = gpus / shape.first;
   if (static_cast<int64_t>(shape.first) * shape.second != gpus)
     throw UserError("--tile: usp degrees " + to_string(shape) + " (Ulysses x ring) multiply to " +

@@ -247,19 +247,17 @@ TEST_CASE("a sweep's tables are the same bytes with the schedule cache, without 
   // Without a topology a point asks for one schedule; on h100-ib a Mesh point asks twice (the
   // uniform plan that places its ranks, then the plan for the placed rings): 72 + 12 asks.
   CHECK(on[0] + on[1] == 84);
-  // Distinct schedules, per GPU count: usp two (the bandwidth, the network and the fidelity are
-  // not its; but its analytic points on the uniform network ask for a period's programs, which is
-  // part of the key, though at 8 and 16 GPUs its default split is u = P, one group, and the
-  // generator emits every GPU's program all the same); ring two, GPU 0's program alone for its
-  // analytic points on the uniform network (core/schedule.hpp's ProgramForm::rotation) and every
-  // GPU's for the rest; mesh one per bandwidth and fidelity on the uniform network (its planner
-  // weighs the link's bandwidth, and under flow the GPU profile's block rate), the analytic ones
-  // held by rotation too (one row of its GPU grid); the h100-ib flow points share the flow ones
-  // for their first, uniform plan, while the h100-ib analytic points plan theirs in full (3
-  // more); and one placed plan per fidelity on h100-ib (its rings run over h100-ib's links
-  // whatever the bandwidth field; the linear placement is the same for every bandwidth): 2 + 2 +
-  // 6 + 3 + 2 = 15, 30 in all.
-  CHECK(on[0] == 30);
+  // Distinct schedules, per GPU count: usp one (the bandwidth, the network and the fidelity are
+  // not its, and at 8 and 16 GPUs its default split is u = P, one group, which no rotation
+  // shortens); ring two, GPU 0's program alone for its analytic points on the uniform network
+  // (core/schedule.hpp's ProgramForm::rotation) and every GPU's for the rest; mesh one per
+  // bandwidth and fidelity on the uniform network (its planner weighs the link's bandwidth, and
+  // under flow the GPU profile's block rate), the analytic ones held by rotation too (one row of
+  // its GPU grid); the h100-ib flow points share the flow ones for their first, uniform plan,
+  // while the h100-ib analytic points plan theirs in full (3 more); and one placed plan per
+  // fidelity on h100-ib (its rings run over h100-ib's links whatever the bandwidth field; the
+  // linear placement is the same for every bandwidth): 1 + 2 + 6 + 3 + 2 = 14, 28 in all.
+  CHECK(on[0] == 28);
   CHECK(on[2] == 0);
   const auto small = counts("small");
   CHECK(small[0] + small[1] == 84);

@@ -121,4 +121,8 @@ TileShape choose_mesh_tile(const Problem& problem, int32_t gpus);
 // Divisor pairs (a, b) with a * b = n, a ascending.
 std::vector<TileShape> factor_pairs(int32_t n);
 
+// The Ulysses degree u of usp u x r on `gpus` GPUs: the tile's first figure where a tile is
+// given, else the largest divisor of P that splits the heads evenly (1 if none). O(P) divisions.
+int32_t usp_ulysses_degree(const Problem& problem, const GeneratorOptions& options);
+
 }  // namespace tessera::schedules
