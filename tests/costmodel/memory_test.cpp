@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
+#include "common/problems.hpp"
 #include "tessera/core/data_size.hpp"
 #include "tessera/schedules/checker.hpp"
 #include "tessera/costmodel/cost.hpp"
@@ -15,18 +16,7 @@ using namespace tessera::costmodel;
 
 namespace {
 
-Problem llama_both(int64_t seq_len) {
-  Problem problem;
-  problem.seq_len = seq_len;
-  problem.heads = 32;
-  problem.kv_heads = 8;
-  problem.head_dim = 128;
-  problem.head_dim_v = 128;
-  problem.dtype = DType::bf16;
-  problem.mask.kind = MaskKind::causal;
-  problem.pass = Pass::both;
-  return problem;
-}
+Problem llama_both(int64_t seq_len) { return test::llama_like(seq_len, MaskKind::causal, Pass::both); }  // bf16 by default
 
 CostReport cost_of(const std::string& algorithm, const Problem& problem, int32_t gpus, std::optional<TileShape> tile,
                    int32_t buffers) {

@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <initializer_list>
 #include <optional>
+#include <utility>
 
 #include "common/problems.hpp"
 #include "tessera/core/error.hpp"
@@ -120,7 +122,13 @@ TEST_CASE("a ring held by rotation prices as its full program, on every GPU", "[
     }
 }
 
-TEST_CASE("a Mesh held by rotation (one row of its GPU grid) prices as its full program", "[rotation]") {
+namespace {
+
+// A tiled schedule (Mesh a x b, USP u x r) on each tile, in 4 mask, layout, pass and buffer
+// cases, held by rotation with the period `period_of(tile)` and in full.
+template <typename Period>
+void require_tiles_priced_alike(const std::string& algorithm, std::initializer_list<std::pair<int32_t, TileShape>> tiles,
+                                Period period_of) {
   Hardware hardware;
   hardware.link_latency_s = 7e-6;
   struct Case {
@@ -134,48 +142,36 @@ TEST_CASE("a Mesh held by rotation (one row of its GPU grid) prices as its full 
                         {MaskKind::full, Layout::contiguous, Pass::both, 2},
                         {MaskKind::full, Layout::striped, Pass::backward, 3}};
   for (const Case& c : cases)
-    for (const auto& [gpus, tile] : {std::pair<int32_t, TileShape>{4, {2, 2}}, {8, {2, 4}}, {8, {4, 2}}, {8, {1, 8}},
-                                     {8, {8, 1}}, {16, {4, 4}}, {16, {2, 8}}, {16, {8, 2}}, {24, {4, 6}}, {32, {4, 8}}}) {
-      INFO(to_string(c.mask) << " " << to_string(c.layout) << " " << to_string(c.pass) << " buffers " << c.buffers
-                             << " mesh " << to_string(tile) << " on " << gpus << " GPUs");
+    for (const auto& [gpus, tile] : tiles) {
+      INFO(to_string(c.mask) << " " << to_string(c.layout) << " " << to_string(c.pass) << " buffers " << c.buffers << " "
+                             << algorithm << " " << to_string(tile) << " on " << gpus << " GPUs");
       GeneratorOptions options;
       options.gpus = gpus;
       options.layout = c.layout;
       options.tile = tile;
       options.buffers = c.buffers;
-      // One row of a tiles, or one GPU when the tile is a single row (b = 1) or column (a = 1).
-      const int32_t period = tile.second == 1 || tile.first == 1 ? 1 : tile.first;
-      require_priced_alike("mesh", llama_like(int64_t{2 * 3 * 32} * 1024, c.mask, c.pass), options, period, hardware);
+      require_priced_alike(algorithm, llama_like(int64_t{2 * 3 * 32} * 1024, c.mask, c.pass), options, period_of(tile),
+                           hardware);
     }
 }
 
+}  // namespace
+
+TEST_CASE("a Mesh held by rotation (one row of its GPU grid) prices as its full program", "[rotation]") {
+  // One row of a tiles, or one GPU when the tile is a single row (b = 1) or column (a = 1).
+  require_tiles_priced_alike("mesh",
+                             {{4, {2, 2}}, {8, {2, 4}}, {8, {4, 2}}, {8, {1, 8}}, {8, {8, 1}}, {16, {4, 4}}, {16, {2, 8}},
+                              {16, {8, 2}}, {24, {4, 6}}, {32, {4, 8}}},
+                             [](const TileShape& tile) { return tile.second == 1 || tile.first == 1 ? 1 : tile.first; });
+}
+
 TEST_CASE("USP held by rotation (one Ulysses group, with its all-to-alls) prices as its full program", "[rotation]") {
-  Hardware hardware;
-  hardware.link_latency_s = 7e-6;
-  struct Case {
-    MaskKind mask;
-    Layout layout;
-    Pass pass;
-    int32_t buffers;
-  };
-  const Case cases[] = {{MaskKind::causal, Layout::zigzag, Pass::both, 2},
-                        {MaskKind::causal, Layout::zigzag, Pass::forward, 0},
-                        {MaskKind::full, Layout::contiguous, Pass::both, 2},
-                        {MaskKind::full, Layout::striped, Pass::backward, 3}};
-  // u x r: Ulysses degree (a divisor of the 8 KV heads) by ring degree.
-  for (const Case& c : cases)
-    for (const auto& [gpus, tile] : {std::pair<int32_t, TileShape>{4, {2, 2}}, {8, {2, 4}}, {8, {4, 2}}, {16, {4, 4}},
-                                     {16, {2, 8}}, {16, {8, 2}}, {24, {4, 6}}, {24, {8, 3}}, {32, {8, 4}}}) {
-      INFO(to_string(c.mask) << " " << to_string(c.layout) << " " << to_string(c.pass) << " buffers " << c.buffers
-                             << " usp " << to_string(tile) << " on " << gpus << " GPUs");
-      GeneratorOptions options;
-      options.gpus = gpus;
-      options.layout = c.layout;
-      options.tile = tile;
-      options.buffers = c.buffers;
-      // Group g's u GPUs run group 0's programs shifted by g u.
-      require_priced_alike("usp", llama_like(int64_t{2 * 3 * 32} * 1024, c.mask, c.pass), options, tile.first, hardware);
-    }
+  // u x r: Ulysses degree (a divisor of the 8 KV heads) by ring degree. Group g's u GPUs run
+  // group 0's programs shifted by g u.
+  require_tiles_priced_alike("usp",
+                             {{4, {2, 2}}, {8, {2, 4}}, {8, {4, 2}}, {16, {4, 4}}, {16, {2, 8}}, {16, {8, 2}}, {24, {4, 6}},
+                              {24, {8, 3}}, {32, {8, 4}}},
+                             [](const TileShape& tile) { return tile.first; });
 }
 
 TEST_CASE("held by rotation at 128 GPUs, the default problem's figures are the full program's", "[rotation]") {
