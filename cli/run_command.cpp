@@ -631,6 +631,7 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
                                                 {"compute_only", {{"predicted_s", compute_only.result.makespan_s},
                                                                   {"relative_error", compute_only_error},
                                                                   {"abs_error", std::abs(compute_only_error)}}}}},
+                                {"host_issue_s", record.host_issue_s},
                                 {"executions", executions_json(makespans_s, predictions, factors, compared, references)},
                                 {"speed_reference", speed_json(speed)}}, 2)
               << "\n";
@@ -659,6 +660,13 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
               << (speed.applied() ? "measured / predicted" : "time") << " (they took "
               << format_seconds(*fastest) << " to " << format_seconds(*slowest) << ")\n";
   }
+  // A run whose host is still issuing ops near its end was paced by the host, which the
+  // prediction does not model: worth saying before reading the error as the model's.
+  if (record.host_issue_s > 0)
+    std::cout << "the host issued the compared execution's ops in " << format_seconds(record.host_issue_s) << " from its start, "
+              << (record.host_issue_s < 0.8 * record.makespan_s ? "well before its end: the device's work set its pace"
+                                                                 : "near or past its end: the host's issuing may have set its pace")
+              << "\n";
   std::cout << speed_text(speed, unadjusted_end_s, unadjusted_error);
   return 0;
 }

@@ -227,6 +227,12 @@ cudaError_t cudaMalloc(void** data, size_t bytes) {
   return cudaSuccess;
 }
 cudaError_t cudaMallocAsync(void** data, size_t bytes, cudaStream_t) { return cudaMalloc(data, bytes); }
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int device) {
+  if (device < 0 || device >= tessera_emulation::kDevices) return cudaErrorInvalidDevice;
+  *pool = nullptr;
+  return cudaSuccess;
+}
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void*) { return cudaSuccess; }
 cudaError_t cudaFree(void* data) {
   std::unique_lock lock(machine_lock());
   synchronize_device(lock);  // cudaFree waits for the device, as on a GPU

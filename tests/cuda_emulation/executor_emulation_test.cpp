@@ -88,6 +88,27 @@ TEST_CASE("emulated CUDA executor: virtual ranks run every generator correctly",
   }
 }
 
+TEST_CASE("emulated CUDA executor: the host's issuing time is recorded, within the run's wall time", "[cuda-emulation]") {
+  // validate prints it beside the makespan (a host-paced run is not the model's error); issuing
+  // is part of the run, so it can be neither absent nor longer than the run's wall time.
+  const Problem problem = problem_of(MaskKind::causal, 96, DType::bf16);
+  const auto [inputs, reference] = reference_case(problem, 5);
+  schedules::GeneratorOptions options;
+  options.gpus = 4;
+  const schedules::CheckedSchedule checked = schedules::generate_checked("ring", problem, options);
+  for (const char* backend : {"cuda", "cpu"}) {
+    auto executor = make_executor(backend, {});
+    ExecutionRecord record;
+    run_from_reference(*executor, checked, inputs, reference, record);
+    INFO(backend);
+    if (std::string(backend) == "cuda") {
+      CHECK(record.host_issue_s > 0);
+      CHECK(record.host_issue_s <= record.wall_s);
+    } else {
+      CHECK(record.host_issue_s == 0);  // not measured: the CPU executor's threads issue nothing
+    }
+  }
+}
 
 TEST_CASE("emulated CUDA executor: NCCL transport, rank r on GPU r", "[cuda-emulation]") {
   // The emulated machine has 8 GPUs; NCCL point-to-point between them (emulated_nccl.cpp).

@@ -67,6 +67,12 @@ cudaError_t cudaMalloc(void** data, size_t bytes);
 cudaError_t cudaMallocAsync(void** data, size_t bytes, cudaStream_t stream);
 cudaError_t cudaFree(void* data);
 cudaError_t cudaFreeAsync(void* data, cudaStream_t stream);
+// Stream-ordered allocation's pool: the emulation has none to trim, so the attribute is accepted
+// and has no effect.
+typedef struct CUmemPoolHandle_st* cudaMemPool_t;
+enum cudaMemPoolAttr { cudaMemPoolAttrReleaseThreshold = 4 };
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int device);
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, cudaMemPoolAttr attribute, void* value);
 cudaError_t cudaMemcpy(void* to, const void* from, size_t bytes, cudaMemcpyKind kind);
 cudaError_t cudaMemcpyAsync(void* to, const void* from, size_t bytes, cudaMemcpyKind kind, cudaStream_t stream);
 cudaError_t cudaMemsetAsync(void* data, int value, size_t bytes, cudaStream_t stream);

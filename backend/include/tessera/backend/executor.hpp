@@ -21,6 +21,9 @@ struct ExecutionRecord {
   std::vector<double> op_start_s, op_finish_s;
   double makespan_s = 0;                  // last op finish
   double wall_s = 0;                      // host wall-clock of the whole run, set-up included
+  // Host wall-clock spent issuing the ops, from the start event (CUDA; 0 where not measured).
+  // Near the makespan, the host's issuing set the run's pace rather than the device's work.
+  double host_issue_s = 0;
   // Where the ranks ran: `devices` devices (CPU cores, GPUs), rank r on device_of_rank[r].
   // Empty when each rank had a device of its own. `tessera validate` predicts this mapping.
   int32_t devices = 0;
