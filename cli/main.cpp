@@ -151,6 +151,9 @@ int main(int argc, char** argv) {
   calibrate->add_option("--concurrency", execute.concurrency,
                         "ranks sharing one device: measure the throughput of 1..this many concurrent blocks")
       ->capture_default_str();
+  calibrate->add_option("--concurrency-side", execute.concurrency_side,
+                        "tokens: the side of those concurrent blocks (default: the middle of --sides); best the blocks "
+                        "of the schedules to validate, e.g. 2048 for 32K tokens over 16 ranks");
   calibrate->add_option("--max-block-spread", execute.max_block_spread_percent,
                         "percent: time the blocks again while their widest interquartile range over the median is above "
                         "this (the machine changed speed during the timing)")

@@ -718,6 +718,19 @@ int calibrate(const ProblemFlags& problem_flags, const RunFlags& flags) {
   if (!(flags.max_block_spread_percent >= 0 && flags.max_block_spread_percent <= 1e4))
     throw UserError("--max-block-spread: expected a percent from 0 to 10000, got " + format_fixed(flags.max_block_spread_percent, 2));
   const backend::BlockRetiming retiming{flags.max_block_spread_percent / 100, flags.block_attempts};
+  int64_t concurrency_side = 0;
+  if (!flags.concurrency_side.empty()) {
+    try {
+      concurrency_side = parse_count(flags.concurrency_side);
+    } catch (const UserError& error) {
+      throw UserError(std::string("--concurrency-side: ") + error.what());
+    }
+    if (concurrency_side < 1 || concurrency_side > kMaxSeqTokens)
+      throw UserError("--concurrency-side: expected a block side of 1 to 2^31 tokens, got " + flags.concurrency_side);
+    Problem sized = shape;
+    sized.seq_len = concurrency_side;
+    require_memory(problem_bytes(sized) / bytes_per_element(sized.dtype) * 12, "--concurrency-side: the block");
+  }
   const bool terminal = isatty(STDERR_FILENO) != 0;
   ProgressLine progress(terminal ? &std::cerr : nullptr, 0, "steps");
   const backend::ComputeCalibration calibration = backend::calibrate_compute(
@@ -729,7 +742,7 @@ int calibrate(const ProblemFlags& problem_flags, const RunFlags& flags) {
         } else
           std::cerr << line << "\n";
       },
-      one_device, flags.concurrency, retiming);
+      one_device, flags.concurrency, retiming, concurrency_side);
   progress.finish();
   write_calibration_file(flags.calibration, backend::calibration_file(calibration, executor->name(), shape));
   std::cout << "fitted rate " << format_fixed(calibration.peak_flops_per_s / 1e9, 2) << " GFLOP/s, half efficiency at "

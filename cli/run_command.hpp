@@ -23,6 +23,7 @@ struct RunFlags {
   int32_t devices = 0;      // cpu: cores the ranks run on (0: every core)
   std::string speed_reference = "on";  // validate: on (scale to the machine's speed now) or off
   int concurrency = 4;      // calibrate: concurrent blocks measured on one device (1 .. this)
+  std::string concurrency_side;  // calibrate: their side in tokens (empty: the middle of `sides`)
   double max_block_spread_percent = 25;  // calibrate: time the blocks again above this interquartile spread
   int block_attempts = 3;                // calibrate: timings of the blocks at most (the steadiest kept)
   bool predict_only = false;             // validate: print the prediction for the run's configuration, execute nothing

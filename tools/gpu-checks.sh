@@ -93,9 +93,12 @@ run_checks() {
   # The concurrency curve up to the 16 ranks validated: on the first H200 lease it was measured to
   # 4 (1.74x) and extrapolated flat, and `validate --predict-only` with the curve rising to 2.0x
   # at 16 moves that run's error from -14.8 % to -2.4 % (README, "Measured on an H200").
+  # Its blocks are the validations' (32K tokens over 16 ranks: 2048): on the 2026-11-28 lease the
+  # curve measured with 1024-token blocks left mesh 4x4 at +19.8 % and ring at +7.3 %, and three
+  # quarters of its gain would have fit both (README, "Measured again on an H200").
   step calibrate "${CALIBRATE_LIMIT_S:-240}" "$bin/tessera" calibrate --backend cuda "${shape[@]}" \
     --sides "${CALIBRATE_SIDES:-256,512,1024,2048}" --repeats 3 --block-attempts "${BLOCK_ATTEMPTS:-2}" \
-    --concurrency "${CALIBRATE_CONCURRENCY:-16}" -o "$out/calibration.json"
+    --concurrency "${CALIBRATE_CONCURRENCY:-16}" --concurrency-side "${CONCURRENCY_SIDE:-2048}" -o "$out/calibration.json"
   step validate_ring "${VALIDATE_LIMIT_S:-120}" "$bin/tessera" validate --algo ring --gpus 16 --seq "$seq" "${shape[@]}" --pass both \
     --backend cuda --calibration "$out/calibration.json"
   step validate_mesh "${VALIDATE_LIMIT_S:-120}" "$bin/tessera" validate --algo mesh --tile 4x4 --gpus 16 --seq "$seq" "${shape[@]}" \

@@ -464,11 +464,16 @@ ComputeFit fit_compute_model(const std::vector<BlockMeasurement>& blocks) {
 
 ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& shape, const std::vector<int64_t>& sides,
                                      int repeats, const CalibrationProgress& progress, ScheduleExecutor* one_device,
-                                     int max_concurrency, const BlockRetiming& retiming) {
+                                     int max_concurrency, const BlockRetiming& retiming, int64_t concurrency_side_tokens) {
   if (sides.size() < 3) throw UserError("calibration needs at least three block sizes");
+  if (concurrency_side_tokens < 0)
+    throw UserError("the concurrency curve's block side must be positive (0: the middle side), got " +
+                    std::to_string(concurrency_side_tokens));
   if (retiming.attempts < 1) throw UserError("calibration needs at least one timing of the blocks");
   // Every side's tensors must fit before the first is timed (tensors.hpp).
-  for (int64_t side : sides) {
+  std::vector<int64_t> every_side = sides;
+  if (concurrency_side_tokens > 0) every_side.push_back(concurrency_side_tokens);
+  for (int64_t side : every_side) {
     Problem sized = shape;
     sized.seq_len = side;
     try {
@@ -577,9 +582,10 @@ ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& 
   if (one_device) {
     // The concurrency curve: k ranks on one device, each computing one block of its own and
     // nothing else (no copies, merges or waits: the simulator charges those apart), against one
-    // such block alone. The middle side: large enough that a block's own overhead is small,
-    // small enough that a few of them stay quick.
-    const int64_t side = sides[sides.size() / 2];
+    // such block alone. By default the middle side: large enough that a block's own overhead is
+    // small, small enough that a few of them stay quick.
+    const int64_t side = concurrency_side_tokens > 0 ? concurrency_side_tokens : sides[sides.size() / 2];
+    calibration.concurrency_side_tokens = side;
     const TimingRun alone = independent_blocks_run(*one_device, shape, side, 1);
     calibration.concurrency_speedup.push_back(1);
     step("concurrency 1: one " + std::to_string(side) + "-token block");
@@ -632,6 +638,7 @@ CalibrationFile calibration_file(const ComputeCalibration& calibration, const st
   measured.spread = calibration.spread;
   measured.spread_by_figure = calibration.spread_by_figure;
   measured.block_timing_spreads = calibration.block_timing_spreads;
+  measured.concurrency_side_tokens = calibration.concurrency_side_tokens;
   file.measured = measured;
   if (!calibration.concurrency_speedup.empty() || !calibration.devices_speedup.empty() || calibration.copy_bytes_per_s > 0) {
     CalibratedSharing sharing;

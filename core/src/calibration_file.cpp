@@ -184,7 +184,7 @@ nlohmann::json record_json(const CalibrationRecord& record) {
     blocks.push_back({{"side_tokens", block.side_tokens}, {"flops", block.flops}, {"forward_s", block.forward_s},
                       {"backward_s", block.backward_s}, {"diagonal_forward_s", block.diagonal_forward_s},
                       {"diagonal_backward_s", block.diagonal_backward_s}});
-  return {{"heads", record.heads},
+  nlohmann::json json = {{"heads", record.heads},
           {"head_dim", record.head_dim},
           {"dtype", record.dtype},
           {"blocks", blocks},
@@ -193,6 +193,8 @@ nlohmann::json record_json(const CalibrationRecord& record) {
           {"spread", record.spread},
           {"spread_by_figure", spread_json(record.spread_by_figure)},
           {"block_timing_spreads", record.block_timing_spreads}};
+  if (record.concurrency_side_tokens > 0) json["concurrency_side_tokens"] = record.concurrency_side_tokens;
+  return json;
 }
 
 // The file's figures from its JSON; `source` names it in every message.

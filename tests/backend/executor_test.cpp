@@ -260,6 +260,30 @@ TEST_CASE("calibrating with a one-device executor measures the concurrency curve
   const CalibrationFile file = calibration_file(calibration, "cpu", shape);
   REQUIRE(file.sharing.has_value());
   CHECK(file.sharing->concurrency_speedup == calibration.concurrency_speedup);
+  // Unless told otherwise, the curve's blocks are the middle side's, and the file says so.
+  CHECK(std::find(lines.begin(), lines.end(), "concurrency 1: one 64-token block") != lines.end());
+  CHECK(calibration.concurrency_side_tokens == 64);
+  REQUIRE(file.measured.has_value());
+  CHECK(file.measured->concurrency_side_tokens == 64);
+}
+
+TEST_CASE("the concurrency curve is measured with the blocks asked for", "[backend][calibration]") {
+  Problem shape = small_problem(Pass::forward);
+  auto executor = make_executor("cpu", {});
+  ExecutorOptions one_core;
+  one_core.devices = 1;
+  auto one_device = make_executor("cpu", one_core);
+  std::vector<std::string> lines;
+  const ComputeCalibration calibration = calibrate_compute(
+      *executor, shape, {32, 64, 128}, 1, [&](int, int, const std::string& line) { lines.push_back(line); },
+      one_device.get(), 2, {}, 48);
+  // 48 tokens is none of the blocks' sides: the curve's runs are their own.
+  CHECK(std::find(lines.begin(), lines.end(), "concurrency 1: one 48-token block") != lines.end());
+  CHECK(calibration.concurrency_side_tokens == 48);
+  CHECK(calibration.concurrency_speedup.size() == 2);
+  CHECK(calibration_file(calibration, "cpu", shape).measured->concurrency_side_tokens == 48);
+  CHECK_THROWS_WITH(calibrate_compute(*executor, shape, {32, 64, 128}, 1, {}, one_device.get(), 2, {}, -5),
+                    Catch::Contains("block side must be positive"));
 }
 
 TEST_CASE("blocks that never time steadily are timed the most times allowed, the steadiest kept", "[backend][calibration]") {

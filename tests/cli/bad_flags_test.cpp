@@ -146,6 +146,9 @@ TEST_CASE("a flag that means nothing in the command is refused, not ignored", "[
       {"run --algo ring --gpus 2 --seq 64 --transport nccl", "--transport"},
       {"calibrate -o cal.json --seq 4K", "--seq"},
       {"calibrate -o cal.json --sides 1T,2T,4T", "--sides"},
+      {"calibrate -o cal.json --concurrency-side 0", "--concurrency-side"},
+      {"calibrate -o cal.json --concurrency-side pigeon", "--concurrency-side"},
+      {"calibrate -o cal.json --concurrency-side 1T", "--concurrency-side"},
   });
 }
 

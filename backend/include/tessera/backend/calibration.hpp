@@ -41,6 +41,7 @@ struct ComputeCalibration {
   // block each (the throughput of k concurrent blocks over one block's), and
   // copies between two ranks on the device (bytes per second of its transfers).
   std::vector<double> concurrency_speedup;
+  int64_t concurrency_side_tokens = 0;  // the side of the blocks the curve was measured with
   double copy_bytes_per_s = 0;
   // Devices sharing the machine (measured where the executor puts n ranks on n devices, n up to
   // 16: the CPU executor's cores): speedup[n - 1] = n blocks' time alone / the makespan of n ranks on n
@@ -100,11 +101,14 @@ using CalibrationProgress = std::function<void(int done, int total, const std::s
 // k = 1 .. max_concurrency at the middle block side (k ranks computing one block each, nothing
 // else), and the copy bandwidth between two ranks on
 // one device. Each figure is the median of `repeats` timed runs after one warm-up run; the
-// blocks are timed again as `retiming` says.
+// blocks are timed again as `retiming` says. The concurrency curve is measured with blocks of
+// `concurrency_side_tokens` (0: the middle of `sides`): how much of a device one rank's kernel
+// leaves idle for another's depends on the kernel's size, so it is best measured at the blocks
+// the schedules to be predicted compute.
 ComputeCalibration calibrate_compute(ScheduleExecutor& executor, const Problem& shape, const std::vector<int64_t>& sides,
                                      int repeats, const CalibrationProgress& progress = {},
                                      ScheduleExecutor* one_device = nullptr, int max_concurrency = 4,
-                                     const BlockRetiming& retiming = {});
+                                     const BlockRetiming& retiming = {}, int64_t concurrency_side_tokens = 0);
 
 // The speed reference's workload on the calibrated shape: one block of `side` tokens, heads =
 // key/value heads = the shape's, its head dimension and dtype; the executor's devices up to 16

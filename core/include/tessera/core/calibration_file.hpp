@@ -100,6 +100,7 @@ struct CalibrationRecord {
   CalibrationSpread spread_by_figure;
   // The blocks' widest interquartile range each time they were timed (the steadiest kept).
   std::vector<double> block_timing_spreads;
+  int64_t concurrency_side_tokens = 0;  // the blocks the concurrency curve was measured with; 0: none
 };
 
 // Ranks sharing one device, as measured (sim/shared_devices.hpp uses them): the throughput of
