@@ -141,6 +141,7 @@ struct Prediction {
 struct SpeedCheck {
   std::string status = "off";  // "applied", "off", or "unavailable: why"
   CalibratedSpeedReference reference;
+  double modelled_block_s = 0;  // the calibrated model's time for the reference block: what the block now is compared with
   SpeedReferenceTimes before, after;
   scenario::SpeedFactors factors_before, factors_after, factors;
   std::vector<double> devices_speedup;  // the calibrated busy-devices curve the factor is against
@@ -327,6 +328,7 @@ nlohmann::json speed_json(const SpeedCheck& speed) {
   json["workload"] = {{"side_tokens", reference.side_tokens}, {"heads", reference.heads}, {"head_dim", reference.head_dim},
                       {"dtype", reference.dtype}, {"devices", reference.devices}};
   json["calibration"] = times_json(reference.times);
+  json["modelled_block_s"] = speed.modelled_block_s;
   json["calibrated_devices_speedup"] = speed.devices_speedup;
   json["before"] = times_json(speed.before);
   json["after"] = times_json(speed.after);
@@ -346,7 +348,7 @@ std::string speed_text(const SpeedCheck& speed, double unadjusted_s, double unad
   }
   const CalibratedSpeedReference& reference = speed.reference;
   text << "speed reference: a " << reference.side_tokens << "-token forward block took " << format_seconds(reference.times.block_s)
-       << " at calibration, " << format_seconds(speed.before.block_s) << " before and " << format_seconds(speed.after.block_s)
+       << " at calibration (the calibrated model: " << format_seconds(speed.modelled_block_s) << "), " << format_seconds(speed.before.block_s) << " before and " << format_seconds(speed.after.block_s)
        << " after the execution compared: compute x" << format_fixed(speed.factors_before.compute, 3) << " / x"
        << format_fixed(speed.factors_after.compute, 3) << ", mean x" << format_fixed(speed.factors.compute, 3) << "\n";
   if (speed.before.devices_s > 0 && !speed.devices_speedup.empty()) {
@@ -381,6 +383,7 @@ SpeedCheck speed_check_for(const RunFlags& flags) {
     return check;
   }
   check.reference = *file.speed_reference;
+  check.modelled_block_s = scenario::modelled_block_s(check.reference, sim::read_calibration(flags.calibration));
   if (file.sharing) check.devices_speedup = file.sharing->devices_speedup;
   check.status = "applied";
   return check;
@@ -398,7 +401,7 @@ ReferenceTiming time_reference(backend::ScheduleExecutor& executor, const SpeedC
   timing.times = backend::time_speed_reference(executor, check.reference, 5);
   CalibratedSpeedReference compared = check.reference;
   if (timing.times.devices_s <= 0) compared.devices = 1;
-  timing.factors = scenario::speed_factors(compared, timing.times, check.devices_speedup);
+  timing.factors = scenario::speed_factors(compared, timing.times, check.devices_speedup, check.modelled_block_s);
   return timing;
 }
 

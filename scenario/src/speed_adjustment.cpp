@@ -3,22 +3,31 @@
 #include <algorithm>
 
 #include "tessera/core/error.hpp"
+#include "tessera/core/problem.hpp"
 
 namespace tessera::scenario {
 
 SpeedFactors speed_factors(const CalibratedSpeedReference& calibrated, const SpeedReferenceTimes& now,
-                           const std::vector<double>& devices_speedup) {
-  const SpeedReferenceTimes& then = calibrated.times;
-  if (!(then.block_s > 0) || !(now.block_s > 0))
+                           const std::vector<double>& devices_speedup, double modelled_block_s) {
+  if (!(modelled_block_s > 0) || !(now.block_s > 0))
     throw UserError("speed reference: the reference block's time must be above 0 s");
   SpeedFactors factors;
-  factors.compute = now.block_s / then.block_s;
+  factors.compute = now.block_s / modelled_block_s;
   if (calibrated.devices > 1 && !devices_speedup.empty()) {
     if (!(now.alone_s > 0 && now.devices_s > 0)) throw UserError("speed reference: the busy devices' times must be above 0 s");
     const size_t level = std::min(devices_speedup.size(), static_cast<size_t>(calibrated.devices)) - 1;
     factors.devices = calibrated.devices * now.alone_s / now.devices_s / devices_speedup[level];
   }
   return factors;
+}
+
+double modelled_block_s(const CalibratedSpeedReference& reference, const sim::GpuProfile& gpu) {
+  Problem block;
+  block.head_dim = reference.head_dim;
+  block.head_dim_v = reference.head_dim;
+  const auto side = static_cast<double>(reference.side_tokens);
+  const double flops = static_cast<double>(reference.heads) * forward_flops_per_head(block, side * side);
+  return sim::block_compute_s(gpu, parse_dtype(reference.dtype), Pass::forward, side, side, flops, flops);
 }
 
 SpeedFactors combined_factors(const SpeedFactors& before, const SpeedFactors& after) {

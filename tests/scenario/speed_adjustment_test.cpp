@@ -22,24 +22,45 @@ CalibratedSpeedReference reference_of(int32_t devices, SpeedReferenceTimes times
 }
 }  // namespace
 
-TEST_CASE("speed factors are the reference's times now over at calibration", "[scenario][speed]") {
-  // One device: 15 ms now against 10 ms then is 1.5 times slower; the devices factor stays 1.
-  const SpeedFactors one = speed_factors(reference_of(1, {0.010}), {0.015}, {});
+TEST_CASE("speed factors are the reference's times now over the calibrated model's", "[scenario][speed]") {
+  // One device: 15 ms now against 10 ms modelled is 1.5 times slower; the devices factor stays 1.
+  const SpeedFactors one = speed_factors(reference_of(1, {0.010}), {0.015}, {}, 0.010);
   CHECK(one.compute == Approx(1.5));
   CHECK(one.devices == 1);
   // Two devices: now 2 x 12 ms / 16 ms = 1.5x one, against the calibrated curve's 1.875x: 0.8.
-  const SpeedFactors two = speed_factors(reference_of(2, {0.010, 0.008, 0.0042}), {0.020, 0.012, 0.016}, {1, 1.875});
+  const SpeedFactors two = speed_factors(reference_of(2, {0.010, 0.008, 0.0042}), {0.020, 0.012, 0.016}, {1, 1.875}, 0.010);
   CHECK(two.compute == Approx(2.0));
   CHECK(two.devices == Approx(0.8));
   // A curve shorter than the reference's devices: its last entry (1.5x); none: factor 1.
-  CHECK(speed_factors(reference_of(3, {0.010, 0.008, 0.004}), {0.010, 0.009, 0.009}, {1, 1.5}).devices == Approx(2.0));
-  CHECK(speed_factors(reference_of(2, {0.010, 0.008, 0.004}), {0.010, 0.009, 0.009}, {}).devices == 1);
+  CHECK(speed_factors(reference_of(3, {0.010, 0.008, 0.004}), {0.010, 0.009, 0.009}, {1, 1.5}, 0.010).devices == Approx(2.0));
+  CHECK(speed_factors(reference_of(2, {0.010, 0.008, 0.004}), {0.010, 0.009, 0.009}, {}, 0.010).devices == 1);
   // Before x1.5 and after x2.5: the mean, x2.
   const SpeedFactors mean = combined_factors({1.5, 0.9}, {2.5, 1.1});
   CHECK(mean.compute == Approx(2.0));
   CHECK(mean.devices == Approx(1.0));
-  CHECK_THROWS_AS(speed_factors(reference_of(1, {0.010}), {0}, {}), UserError);
-  CHECK_THROWS_AS(speed_factors(reference_of(2, {0.010, 0.008, 0.004}), {0.010, 0, 0.004}, {1, 1.9}), UserError);
+  CHECK_THROWS_AS(speed_factors(reference_of(1, {0.010}), {0}, {}, 0.010), UserError);
+  CHECK_THROWS_AS(speed_factors(reference_of(1, {0.010}), {0.010}, {}, 0), UserError);
+  CHECK_THROWS_AS(speed_factors(reference_of(2, {0.010, 0.008, 0.004}), {0.010, 0, 0.004}, {1, 1.9}, 0.010), UserError);
+}
+
+TEST_CASE("the compute factor compares the block now with the model's time for it, not the reference's own", "[scenario][speed]") {
+  // The reference's block: 256 x 256 tokens, 4 heads of 32, bf16, full, forward:
+  // 4 heads x 2 x 256^2 pairs x (32 + 32) = 33,554,432 FLOPs. On a model of 1e9 FLOP/s at
+  // efficiency 1 with per-row work of half 64 tokens over the side of 256 (a quarter more) and
+  // 1 ms per block: 33,554,432 x 1.25 / 1e9 + 1e-3 = 42.943 04 ms.
+  GpuProfile gpu;
+  gpu.peak_flops_per_s_16bit = 1e9;
+  gpu.max_efficiency = 1;
+  gpu.half_efficiency_tokens = 64;
+  gpu.launch_overhead_s = 1e-3;
+  gpu.block_model = GpuProfile::BlockModel{0.5, 0.5, 0};
+  CalibratedSpeedReference reference = reference_of(1, {0.050});
+  reference.dtype = "bf16";
+  const double modelled_s = 33554432.0 * 1.25 / 1e9 + 1e-3;
+  CHECK(modelled_block_s(reference, gpu) == Approx(modelled_s).epsilon(1e-12));
+  // Timed at 50 ms during the calibration, but the fit says 42.9 ms: a block of 85.9 ms now is
+  // twice the model's, so the model runs twice as slow (against its own time, 1.72 times).
+  CHECK(speed_factors(reference, {2 * modelled_s}, {}, modelled_block_s(reference, gpu)).compute == Approx(2.0));
 }
 
 TEST_CASE("a compute factor scales every block and merge time by itself", "[scenario][speed]") {

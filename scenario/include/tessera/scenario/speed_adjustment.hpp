@@ -5,9 +5,18 @@
 // between fast and slow states that outlast a calibration (the same block measured 28 ms in one
 // calibration and 49 ms in the next), which a prediction with the calibration-time speed carries
 // whole into its error.
-//   compute factor = block_s now / block_s at calibration: every block and merge the device runs
-//                    takes that many times its calibrated time (transfers and copies keep theirs:
-//                    a GPU's links do not drift with its clocks);
+//   compute factor = block_s now / the calibrated model's time for that block: every block and
+//                    merge the device runs takes that many times its calibrated time (transfers
+//                    and copies keep theirs: a GPU's links do not drift with its clocks). Compared
+//                    with the model's time rather than the reference's own time at calibration
+//                    (its lower quartile over the same passes): the two agree to 1-3 % when the
+//                    calibration was steady, but where the machine changed speed during it, the
+//                    reference's quartile may come from other seconds than the fit's (one
+//                    calibration on this two-core VM timed it at 6.32 ms and fitted 8.86 ms). Over
+//                    12 recorded rounds of 12 validations (docs/measurements/cpu-rounds), the
+//                    median error per round averaged 5.7 % this way against 8.0 % by the
+//                    reference's own time, lower in 8 rounds and higher in 3; that round went
+//                    from 35.0 to 10.9 %;
 //   devices factor = (devices x alone_s / devices_s) now / the calibrated curve's speedup of that
 //                    many busy devices: so that the adjusted curve holds what the devices deliver
 //                    together now. Compared with the curve the model uses rather than with the
@@ -30,12 +39,17 @@ struct SpeedFactors {
   double devices = 1;  // 1 where the reference has one device
 };
 
-// The factors of one timing of the reference (`now`) against the calibration's block and the
-// calibrated busy-devices curve (`devices_speedup`, taken at the reference's devices or at its
-// last entry; empty or a reference of one device: devices factor 1). UserError when a time is
-// not above 0 (a broken measurement).
+// The factors of one timing of the reference (`now`) against the calibrated model's time for
+// the reference block (`modelled_block_s`, below) and the calibrated busy-devices curve
+// (`devices_speedup`, taken at the reference's devices or at its last entry; empty or a
+// reference of one device: devices factor 1). UserError when a time is not above 0 (a broken
+// measurement).
 SpeedFactors speed_factors(const CalibratedSpeedReference& calibrated, const SpeedReferenceTimes& now,
-                           const std::vector<double>& devices_speedup);
+                           const std::vector<double>& devices_speedup, double modelled_block_s);
+
+// What `gpu` (the calibration's compute model) charges for the reference's block: one full
+// (unmasked) forward block of side_tokens x side_tokens, heads x head_dim, in its dtype.
+double modelled_block_s(const CalibratedSpeedReference& reference, const sim::GpuProfile& gpu);
 
 // The mean of the factors before and after the run.
 SpeedFactors combined_factors(const SpeedFactors& before, const SpeedFactors& after);
