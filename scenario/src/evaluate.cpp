@@ -85,18 +85,20 @@ CheckedSchedule generate(const Scenario& scenario, ScheduleCache* cache) {
     const double chunk_tokens = static_cast<double>(scenario.problem.seq_len) / scenario.options.gpus;
     target.flops_per_s = scenario.simulation->gpu.block_flops_per_s(scenario.problem.dtype, chunk_tokens);
   }
-  // Figures alone, priced by the analytical model on the uniform network: a schedule every GPU
-  // runs alike up to rotation needs the programs of a few GPUs alone (core/schedule.hpp's
-  // ProgramForm: GPU 0's for a ring, one row of the GPU grid for a Mesh). Its figures are the
-  // full program's (tests/costmodel/rotation_test.cpp), at a fraction of the ops.
+  // Figures alone on the uniform network: a schedule every GPU runs alike up to rotation needs
+  // the programs of a few GPUs alone (core/schedule.hpp's ProgramForm: GPU 0's for a ring, one
+  // row of the GPU grid for a Mesh). Its figures are the full program's, priced by the
+  // analytical model (tests/costmodel/rotation_test.cpp) or simulated (tests/sim/
+  // rotation_sim_test.cpp), at a fraction of the ops.
   schedules::GeneratorOptions options = scenario.options;
   options.by_rotation = priced_by_rotation(scenario);
   return generate_checked(scenario.algorithm, scenario.problem, options, target, cache);
 }
 
 bool priced_by_rotation(const Scenario& scenario) {
-  return scenario.figures_only && !scenario.simulation && !scenario.network.topology &&
-         scenario.network.device_of_rank.empty();
+  const bool per_gpu_simulation =
+      scenario.simulation && (scenario.simulation->options.channels > 0 || scenario.simulation->options.device_sharing);
+  return scenario.figures_only && !per_gpu_simulation && !scenario.network.topology && scenario.network.device_of_rank.empty();
 }
 
 Evaluation evaluate(const Scenario& scenario, ScheduleCache* cache) {

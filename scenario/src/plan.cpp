@@ -30,8 +30,8 @@ PlanResult plan(const Scenario& base, const PlanControl& control) {
   if (shared.simulation) shared.simulation->options.cancel = control.cancel;
   // Memory first (schedules/resource_estimate.hpp): a candidate that alone would not fit is a
   // refused entry, not a failed plan; the others run at once as far as their estimates fit
-  // together (MemoryBudget). Estimated as generated: where only the analytical figures on the
-  // uniform network are read (priced_by_rotation) and the grid will allow it
+  // together (MemoryBudget). Estimated as generated: where only figures on the uniform network
+  // are read (priced_by_rotation: analytical or simulated) and the grid will allow it
   // (rotation_expected), a ring, Mesh or USP is a period's programs. (Estimated in full, the
   // ring at 4,096 GPUs and 16M tokens was refused at 33.7 GB; held by rotation it takes 0.15 GB.)
   const bool by_rotation = priced_by_rotation(shared);

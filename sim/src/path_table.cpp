@@ -2,13 +2,17 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 #include "tessera/topologies/path_class.hpp"
 
 namespace tessera::sim {
 
-PathTable::PathTable(const topo::Topology& topology)
-    : topology_(topology), router_(topology), last_of_source_(static_cast<size_t>(topology.gpu_count()), {-1, 0}) {}
+PathTable::PathTable(const topo::Topology& topology, std::vector<int32_t> representative)
+    : topology_(topology),
+      router_(topology),
+      representative_(std::move(representative)),
+      last_of_source_(static_cast<size_t>(topology.gpu_count()), {-1, 0}) {}
 
 RoutedPath PathTable::between(int32_t src_gpu, int32_t dst_gpu) {
   auto find = [&] {
@@ -38,7 +42,7 @@ uint32_t PathTable::add(uint64_t pair, int32_t src_gpu, int32_t dst_gpu) {
   double latency_s = 0, narrowest = std::numeric_limits<double>::infinity();
   for (int32_t edge : route) {
     const topo::LinkInfo& link = topology_.link(edge);
-    resources_.push_back(link.resource);
+    resources_.push_back(representative_.empty() ? link.resource : representative_[static_cast<size_t>(link.resource)]);
     latency_s += link.latency_s;
     narrowest = std::min(narrowest, topology_.resource_bytes_per_s[static_cast<size_t>(link.resource)]);
   }

@@ -2,14 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "tessera/sim/collective_expansion.hpp"
 
 namespace tessera::sim {
 
 namespace {
-EngineOptions engine_options(const SimOptions& options) {
+EngineOptions engine_options(const SimOptions& options, std::vector<int32_t> resource_representative) {
   EngineOptions engine;
+  engine.resource_representative = std::move(resource_representative);
   engine.fidelity = options.fidelity;
   engine.message_costs = options.message_costs();
   engine.channels = options.channels;
@@ -21,7 +23,7 @@ EngineOptions engine_options(const SimOptions& options) {
 
 ScheduleRun::ScheduleRun(const schedules::CheckedSchedule& checked, const topo::Topology& topology,
                          std::span<const int32_t> placement, const GpuProfile& gpu, const SimOptions& options,
-                         SimResult& result)
+                         SimResult& result, std::vector<int32_t> resource_representative)
     : schedule_(checked.schedule()),
       grid_(checked.grid()),
       analysis_(checked.analysis()),
@@ -29,7 +31,7 @@ ScheduleRun::ScheduleRun(const schedules::CheckedSchedule& checked, const topo::
       options_(options),
       result_(result),
       engine_(topology, std::vector<int32_t>(placement.begin(), placement.begin() + checked.schedule().gpus),
-              engine_options(options), *this),
+              engine_options(options, std::move(resource_representative)), *this),
       pending_(schedule_.ops.size()),
       posted_(schedule_.ops.size(), 0),
       arrived_members_(schedule_.collectives.size(), 0),
@@ -83,7 +85,8 @@ void ScheduleRun::launch(uint32_t index) {
 void ScheduleRun::start_messages(uint32_t send, uint32_t recv) {
   const int32_t transfer = begin_transfer(TransferOps{send, recv, -1}, engine_.begin_transfer());
   const double bytes = bytes_of(schedule_.items_of(schedule_.ops[send]));
-  const int32_t src = schedule_.ops[send].gpu, dst = schedule_.ops[recv].gpu;
+  // The send's peer: the recv's GPU, or, held by rotation, the GPU it stands for shifted.
+  const int32_t src = schedule_.ops[send].gpu, dst = schedule_.ops[send].peer;
   if (options_.chunk_bytes <= 0 || bytes <= options_.chunk_bytes) {
     engine_.add_task(transfer, src, dst, bytes, true);
   } else {

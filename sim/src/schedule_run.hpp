@@ -22,9 +22,10 @@ namespace tessera::sim {
 class ScheduleRun final : public EngineClient {
  public:
   // Fills the op times and per-GPU compute and communication of `result` as it runs.
+  // A schedule held by rotation needs `resource_representative` (rotation_resources.hpp).
   ScheduleRun(const schedules::CheckedSchedule& checked, const topo::Topology& topology,
               std::span<const int32_t> placement, const GpuProfile& gpu, const SimOptions& options,
-              SimResult& result);
+              SimResult& result, std::vector<int32_t> resource_representative = {});
   void run();
   const Engine& engine() const { return engine_; }
 

@@ -249,15 +249,16 @@ TEST_CASE("a sweep's tables are the same bytes with the schedule cache, without 
   CHECK(on[0] + on[1] == 84);
   // Distinct schedules, per GPU count: usp one (the bandwidth, the network and the fidelity are
   // not its, and at 8 and 16 GPUs its default split is u = P, one group, which no rotation
-  // shortens); ring two, GPU 0's program alone for its analytic points on the uniform network
-  // (core/schedule.hpp's ProgramForm::rotation) and every GPU's for the rest; mesh one per
-  // bandwidth and fidelity on the uniform network (its planner weighs the link's bandwidth, and
-  // under flow the GPU profile's block rate), the analytic ones held by rotation too (one row of
-  // its GPU grid); the h100-ib flow points share the flow ones for their first, uniform plan,
-  // while the h100-ib analytic points plan theirs in full (3 more); and one placed plan per
-  // fidelity on h100-ib (its rings run over h100-ib's links whatever the bandwidth field; the
-  // linear placement is the same for every bandwidth): 1 + 2 + 6 + 3 + 2 = 14, 28 in all.
-  CHECK(on[0] == 28);
+  // shortens); ring two, GPU 0's program alone for its points on the uniform network, analytic
+  // and flow (core/schedule.hpp's ProgramForm::rotation; the simulator runs it so too,
+  // sim/src/rotation_resources.hpp) and every GPU's for h100-ib's; mesh one per bandwidth and
+  // fidelity on the uniform network (its planner weighs the link's bandwidth, and under flow the
+  // GPU profile's block rate), held by rotation (one row of its GPU grid); the h100-ib points
+  // plan theirs in full for their first, uniform plan, one per bandwidth and fidelity (6 more);
+  // and one placed plan per fidelity on h100-ib (its rings run over h100-ib's links whatever the
+  // bandwidth field; the linear placement is the same for every bandwidth):
+  // 1 + 2 + 6 + 6 + 2 = 17, 34 in all.
+  CHECK(on[0] == 34);
   CHECK(on[2] == 0);
   const auto small = counts("small");
   CHECK(small[0] + small[1] == 84);

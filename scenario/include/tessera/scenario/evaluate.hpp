@@ -67,8 +67,9 @@ struct Evaluation {
 };
 
 // Whether generate() asks the generator for a period's programs alone (GeneratorOptions::
-// by_rotation): figures alone, priced by the analytical model on the uniform network, with no
-// ranks sharing devices. A ranking estimates its candidates' memory with it too.
+// by_rotation): figures alone on the uniform network, priced by the analytical model or by a
+// simulation of GPUs of their own (no ranks sharing devices, no channel limit: both are per
+// GPU). A ranking estimates its candidates' memory with it too.
 bool priced_by_rotation(const Scenario& scenario);
 
 // The schedule of a scenario, generated and checked: a Mesh planned for the network and GPU it

@@ -63,6 +63,9 @@ struct EngineOptions {
   // that GPU's copy resource, so concurrent copies share it). Unset: every rank computes alone
   // and a path within one GPU takes no time (the engine as it was).
   const DeviceSharing* sharing = nullptr;
+  // A schedule held by rotation: per resource, the one its flows cross instead (empty: none;
+  // sim/src/rotation_resources.hpp).
+  std::vector<int32_t> resource_representative;
 };
 
 // What runs on the engine hears of its progress here. Calls come from inside Engine::run()

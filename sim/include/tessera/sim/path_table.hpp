@@ -23,7 +23,9 @@ struct RoutedPath {
 
 class PathTable {
  public:
-  explicit PathTable(const topo::Topology& topology);
+  // `representative` (empty: none) names, per resource, the resource a route crosses in its
+  // place: a schedule held by rotation crosses each link's class (sim/src/rotation_resources.hpp).
+  explicit PathTable(const topo::Topology& topology, std::vector<int32_t> representative = {});
   // The path from GPU src_gpu to GPU dst_gpu; its `resources` stay valid until the next call.
   RoutedPath between(int32_t src_gpu, int32_t dst_gpu);
 
@@ -39,6 +41,7 @@ class PathTable {
 
   const topo::Topology& topology_;
   topo::Router router_;
+  std::vector<int32_t> representative_;
   std::unordered_map<uint64_t, uint32_t> entry_of_pair_;
   // Per source GPU, the last destination asked for and its entry (-1: none): a ring's ranks
   // each send to one neighbour, so most look-ups end here, without hashing.

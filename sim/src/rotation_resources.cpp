@@ -1,0 +1,126 @@
+#include "rotation_resources.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+#include <utility>
+
+#include "tessera/topologies/routing.hpp"
+
+namespace tessera::sim {
+
+namespace {
+
+// Classes of resources by union-find, each root its smallest member.
+class ResourceClasses {
+ public:
+  explicit ResourceClasses(size_t resources) : parent_(resources) { std::iota(parent_.begin(), parent_.end(), 0); }
+  int32_t find(int32_t resource) {
+    while (parent_[static_cast<size_t>(resource)] != resource) {
+      int32_t& up = parent_[static_cast<size_t>(resource)];
+      up = parent_[static_cast<size_t>(up)];
+      resource = up;
+    }
+    return resource;
+  }
+  void join(int32_t a, int32_t b) {
+    a = find(a);
+    b = find(b);
+    if (a != b) parent_[static_cast<size_t>(std::max(a, b))] = std::min(a, b);
+  }
+
+ private:
+  std::vector<int32_t> parent_;
+};
+
+// The distinct (source, destination) rank pairs the held programs move data between.
+std::set<std::pair<int32_t, int32_t>> held_pairs(const Schedule& schedule) {
+  std::set<std::pair<int32_t, int32_t>> pairs;
+  for (const Op& op : schedule.ops)
+    if (op.kind == OpKind::send) pairs.emplace(op.gpu, op.peer);
+  for (const Collective& collective : schedule.collectives)
+    for (const Transfer& transfer : collective.transfers) pairs.emplace(transfer.src, transfer.dst);
+  return pairs;
+}
+
+}  // namespace
+
+RotationResources rotation_resources(const Schedule& schedule, const topo::Topology& topology,
+                                     std::span<const int32_t> placement) {
+  RotationResources result;
+  const int32_t gpus = schedule.gpus, period = schedule.period;
+  if (period < 1 || gpus % period != 0) {
+    result.why_not = "the period " + std::to_string(period) + " does not divide the " + std::to_string(gpus) + " GPUs";
+    return result;
+  }
+  const int32_t copies = gpus / period;
+  const size_t resource_count = topology.resource_bytes_per_s.size();
+  topo::Router router(topology);
+  ResourceClasses classes(resource_count);
+  // Each resource a held route reaches, with the routes' positions joined into its class.
+  std::vector<uint8_t> reached(resource_count, 0);
+  auto resources_of = [&](int32_t src, int32_t dst) {
+    std::vector<int32_t> resources;
+    for (int32_t edge : router.route(placement[static_cast<size_t>(src)], placement[static_cast<size_t>(dst)]))
+      resources.push_back(topology.link(edge).resource);
+    return resources;
+  };
+  for (const auto& [src, dst] : held_pairs(schedule)) {
+    const std::vector<int32_t> held = resources_of(src, dst);
+    const std::string pair = "the route from GPU " + std::to_string(src) + " to GPU " + std::to_string(dst);
+    std::vector<std::vector<int32_t>> at_position(held.size());
+    for (int32_t copy = 0; copy < copies; ++copy) {
+      const int32_t shift = copy * period;
+      const std::vector<int32_t> shifted = resources_of((src + shift) % gpus, (dst + shift) % gpus);
+      if (shifted.size() != held.size()) {
+        result.why_not = pair + " has " + std::to_string(held.size()) + " hops and its copy shifted by " +
+                         std::to_string(shift) + " GPUs " + std::to_string(shifted.size());
+        return result;
+      }
+      for (size_t position = 0; position < held.size(); ++position) {
+        const auto resource = static_cast<size_t>(shifted[position]);
+        if (topology.resource_bytes_per_s[resource] != topology.resource_bytes_per_s[static_cast<size_t>(held[position])]) {
+          result.why_not = pair + " and its copy shifted by " + std::to_string(shift) + " GPUs cross links of different bandwidths";
+          return result;
+        }
+        reached[resource] = 1;
+        at_position[position].push_back(shifted[position]);
+        classes.join(held[position], shifted[position]);
+      }
+    }
+    for (auto& resources : at_position) {
+      std::sort(resources.begin(), resources.end());
+      if (std::adjacent_find(resources.begin(), resources.end()) != resources.end()) {
+        result.why_not = pair + " and one of its shifted copies cross the same link: the copies share it, which one flow cannot stand for";
+        return result;
+      }
+    }
+  }
+  // Every class reached holds exactly one resource per shifted copy, and no route crosses a class twice.
+  std::vector<int32_t> members(resource_count, 0);
+  result.representative.resize(resource_count);
+  for (size_t resource = 0; resource < resource_count; ++resource) {
+    result.representative[resource] = classes.find(static_cast<int32_t>(resource));
+    if (reached[resource]) ++members[static_cast<size_t>(result.representative[resource])];
+  }
+  for (size_t resource = 0; resource < resource_count; ++resource)
+    if (reached[resource] && members[static_cast<size_t>(result.representative[resource])] != copies) {
+      result.why_not = "the links the held transfers' shifted copies cross do not fall into classes of one link per copy";
+      result.representative.clear();
+      return result;
+    }
+  for (const auto& [src, dst] : held_pairs(schedule)) {
+    std::vector<int32_t> crossed;
+    for (int32_t resource : resources_of(src, dst)) crossed.push_back(result.representative[static_cast<size_t>(resource)]);
+    std::sort(crossed.begin(), crossed.end());
+    if (std::adjacent_find(crossed.begin(), crossed.end()) != crossed.end()) {
+      result.why_not = "the route from GPU " + std::to_string(src) + " to GPU " + std::to_string(dst) +
+                       " crosses two shifted copies of one link";
+      result.representative.clear();
+      return result;
+    }
+  }
+  return result;
+}
+
+}  // namespace tessera::sim
