@@ -2,14 +2,15 @@
 """Issue 19's CPU rounds recorded here (each folder: one `tools/validate-rounds.sh` run of three
 rounds on the two-core machine, with its calibrations, every validation's JSON and its log),
 predicted again with the compute factor taken two ways:
-  reference: the reference block's time now over its own time at calibration (as recorded);
-  model:     the same time now over the calibrated model's time for that block (what validate
-             does since this script was written: scenario/speed_adjustment.hpp).
+  reference: the reference block's time now over its own time at calibration (validate before
+             0f5d33d);
+  model:     the same time now over the calibrated model's time for that block (validate since:
+             scenario/speed_adjustment.hpp).
 The model's time is `validate --predict-only` of the reference's workload (one rank, one full
 forward block); each validation is predicted again by `validate --predict-only --speed-reference
 off` on its calibration scaled by the new factor (rates divided, overhead multiplied), and its
 recorded adjusted prediction is scaled by the ratio of that to the recorded compute-only one, so
-that the devices factor it had stays. Prints, per round, the median / largest absolute
+that the devices factor it had stays (the way a run was recorded gives back its own figures). Prints, per round, the median / largest absolute
 end-to-end error both ways. Usage: compare_compute_factor.py [path/to/tessera] (default:
 build/release/cli/tessera, else build/default/cli/tessera, from the repository root)."""
 import copy
@@ -81,10 +82,12 @@ def main():
                 now_s = (speed["before"]["block_s"] + speed["after"]["block_s"]) / 2
                 flags = ["--algo", run["schedule"].split()[0], "--gpus", str(run["ranks"]), "--seq", "2K", *shape,
                          "--pass", "both", "--mask", "causal"]
-                compute_only_s = predicted_s(tessera, slowed(calibration, now_s / modelled_s), flags)
-                adjusted_s = end["predicted_s"] * compute_only_s / end["compute_only"]["predicted_s"]
-                by_reference.append(end["abs_error"])
-                by_model.append(abs(end["measured_s"] / adjusted_s - 1))
+                # The recorded prediction rescaled to each factor (the way it was recorded gives
+                # back its own figure).
+                for then_s, errors_of in ((reference["block_s"], by_reference), (modelled_s, by_model)):
+                    compute_only_s = predicted_s(tessera, slowed(calibration, now_s / then_s), flags)
+                    adjusted_s = end["predicted_s"] * compute_only_s / end["compute_only"]["predicted_s"]
+                    errors_of.append(abs(end["measured_s"] / adjusted_s - 1))
             print(f"{os.path.basename(folder):<17} {round_:<5} {reference['block_s'] / modelled_s:17.3f}   "
                   f"{errors(by_reference):>16}   {errors(by_model):>14}")
 

@@ -119,9 +119,10 @@ std::string to_string(const TileShape& tile);
 // its twins among the GPUs shifted. A ring has period 1 on chunks of equal work, a Mesh of a x b
 // tiles period a (one row of its GPU grid; 1 when b = 1), USP u x r period u (one Ulysses
 // group, with its all-to-alls). A ring at 1,024 GPUs is 6 M ops in full and
-// 6 K in this form, and on a uniform network GPU g's figures are GPU (g mod period)'s. Only the
-// analysis, the checker and the analytical cost model read this form (schedules/rotation.hpp);
-// every other consumer needs the full program and says so (require_full_program).
+// 6 K in this form, and on a uniform network GPU g's figures are GPU (g mod period)'s. The
+// analysis, the checker, the analytical cost model (schedules/rotation.hpp) and the simulator, on
+// a network that looks the same from every shifted GPU (sim/src/rotation_resources.hpp), read
+// this form; every other consumer needs the full program and says so (require_full_program).
 enum class ProgramForm : uint8_t { full, rotation };
 
 struct Schedule {
