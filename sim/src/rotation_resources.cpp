@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "tessera/sim/collective_expansion.hpp"
 #include "tessera/topologies/routing.hpp"
 
 namespace tessera::sim {
@@ -33,13 +34,22 @@ class ResourceClasses {
   std::vector<int32_t> parent_;
 };
 
-// The distinct (source, destination) rank pairs the held programs move data between.
+// The distinct (source, destination) rank pairs the held programs move data between: a send's
+// GPU and its peer; a collective's transfers, or, where it runs as a ring (all-gather,
+// reduce-scatter: collective_expansion.hpp), each member and the next.
 std::set<std::pair<int32_t, int32_t>> held_pairs(const Schedule& schedule) {
   std::set<std::pair<int32_t, int32_t>> pairs;
   for (const Op& op : schedule.ops)
     if (op.kind == OpKind::send) pairs.emplace(op.gpu, op.peer);
-  for (const Collective& collective : schedule.collectives)
+  for (const Collective& collective : schedule.collectives) {
+    if (runs_as_ring(collective.kind)) {
+      const std::vector<int32_t>& members = collective.members;
+      for (size_t position = 0; members.size() > 1 && position < members.size(); ++position)
+        pairs.emplace(members[position], members[(position + 1) % members.size()]);
+      continue;
+    }
     for (const Transfer& transfer : collective.transfers) pairs.emplace(transfer.src, transfer.dst);
+  }
   return pairs;
 }
 
