@@ -348,7 +348,8 @@ std::string speed_text(const SpeedCheck& speed, double unadjusted_s, double unad
   }
   const CalibratedSpeedReference& reference = speed.reference;
   text << "speed reference: a " << reference.side_tokens << "-token forward block took " << format_seconds(reference.times.block_s)
-       << " at calibration (the calibrated model: " << format_seconds(speed.modelled_block_s) << "), " << format_seconds(speed.before.block_s) << " before and " << format_seconds(speed.after.block_s)
+       << " at calibration (the calibrated model: " << format_seconds(speed.modelled_block_s) << "), "
+       << format_seconds(speed.before.block_s) << " before and " << format_seconds(speed.after.block_s)
        << " after the execution compared: compute x" << format_fixed(speed.factors_before.compute, 3) << " / x"
        << format_fixed(speed.factors_after.compute, 3) << ", mean x" << format_fixed(speed.factors.compute, 3) << "\n";
   if (speed.before.devices_s > 0 && !speed.devices_speedup.empty()) {
@@ -690,14 +691,25 @@ int calibrate(const ProblemFlags& problem_flags, const RunFlags& flags) {
     if (sides.back() < 1) throw UserError("--sides: block sides must be positive");
   }
   if (sides.size() < 3) throw UserError("--sides: give at least three block sides (e.g. 128,256,512)");
+  // --concurrency-side: the curve's blocks (0: the middle of --sides), checked with them below.
+  int64_t concurrency_side = 0;
+  if (!flags.concurrency_side.empty()) {
+    try {
+      concurrency_side = parse_count(flags.concurrency_side);
+    } catch (const UserError& error) {
+      throw UserError(std::string("--concurrency-side: ") + error.what());
+    }
+    if (concurrency_side < 1 || concurrency_side > kMaxSeqTokens)
+      throw UserError("--concurrency-side: expected a block side of 1 to 2^31 tokens, got " + flags.concurrency_side);
+  }
   // The executor holds every tensor of the largest block (fp32 on the CPU, with the fp64
   // reference of the backward pass beside it): refused before allocating when it cannot fit.
   Problem largest = shape;
-  largest.seq_len = std::min(*std::max_element(sides.begin(), sides.end()), kMaxSeqTokens);
+  largest.seq_len = std::min(std::max(*std::max_element(sides.begin(), sides.end()), concurrency_side), kMaxSeqTokens);
   largest.mask = Mask{};
   if (*std::max_element(sides.begin(), sides.end()) > kMaxSeqTokens)
     throw UserError("--sides: a block side is above the supported 2^31 tokens");
-  require_memory(problem_bytes(largest) / bytes_per_element(largest.dtype) * 12, "--sides: the largest block");
+  require_memory(problem_bytes(largest) / bytes_per_element(largest.dtype) * 12, "--sides, --concurrency-side: the largest block");
   // The median of a few runs is the figure; a thousand is already far past what steadies it.
   if (flags.repeats < 1 || flags.repeats > 1000)
     throw UserError("--repeats: expected 1 to 1000 timed runs per block, got " + std::to_string(flags.repeats));
@@ -721,19 +733,6 @@ int calibrate(const ProblemFlags& problem_flags, const RunFlags& flags) {
   if (!(flags.max_block_spread_percent >= 0 && flags.max_block_spread_percent <= 1e4))
     throw UserError("--max-block-spread: expected a percent from 0 to 10000, got " + format_fixed(flags.max_block_spread_percent, 2));
   const backend::BlockRetiming retiming{flags.max_block_spread_percent / 100, flags.block_attempts};
-  int64_t concurrency_side = 0;
-  if (!flags.concurrency_side.empty()) {
-    try {
-      concurrency_side = parse_count(flags.concurrency_side);
-    } catch (const UserError& error) {
-      throw UserError(std::string("--concurrency-side: ") + error.what());
-    }
-    if (concurrency_side < 1 || concurrency_side > kMaxSeqTokens)
-      throw UserError("--concurrency-side: expected a block side of 1 to 2^31 tokens, got " + flags.concurrency_side);
-    Problem sized = shape;
-    sized.seq_len = concurrency_side;
-    require_memory(problem_bytes(sized) / bytes_per_element(sized.dtype) * 12, "--concurrency-side: the block");
-  }
   const bool terminal = isatty(STDERR_FILENO) != 0;
   ProgressLine progress(terminal ? &std::cerr : nullptr, 0, "steps");
   const backend::ComputeCalibration calibration = backend::calibrate_compute(

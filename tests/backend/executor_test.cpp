@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "tessera/backend/calibration.hpp"
 #include "tessera/backend/cpu/cpu_executor.hpp"
@@ -22,6 +23,13 @@ using namespace tessera::backend;
 using namespace tessera::schedules;
 
 namespace {
+// The CPU executor on one core: the device the concurrency curve's ranks share.
+std::unique_ptr<ScheduleExecutor> one_core_executor() {
+  ExecutorOptions one_core;
+  one_core.devices = 1;
+  return make_executor("cpu", one_core);
+}
+
 Problem small_problem(Pass pass) {
   Problem problem;
   problem.seq_len = 64;
@@ -212,9 +220,7 @@ TEST_CASE("calibrating the CPU executor measures every block size and writes the
 TEST_CASE("calibrating with a one-device executor measures the concurrency curve and copies", "[backend][calibration]") {
   Problem shape = small_problem(Pass::forward);
   auto executor = make_executor("cpu", {});
-  ExecutorOptions one_core;
-  one_core.devices = 1;
-  auto one_device = make_executor("cpu", one_core);
+  auto one_device = one_core_executor();
   std::vector<std::string> lines;
   int last_done = 0, steps = 0;
   ComputeCalibration calibration = calibrate_compute(
@@ -270,9 +276,7 @@ TEST_CASE("calibrating with a one-device executor measures the concurrency curve
 TEST_CASE("the concurrency curve is measured with the blocks asked for", "[backend][calibration]") {
   Problem shape = small_problem(Pass::forward);
   auto executor = make_executor("cpu", {});
-  ExecutorOptions one_core;
-  one_core.devices = 1;
-  auto one_device = make_executor("cpu", one_core);
+  auto one_device = one_core_executor();
   std::vector<std::string> lines;
   const ComputeCalibration calibration = calibrate_compute(
       *executor, shape, {32, 64, 128}, 1, [&](int, int, const std::string& line) { lines.push_back(line); },

@@ -18,29 +18,14 @@
 #include "tessera/sim/simulator.hpp"
 #include "tessera/topologies/builders.hpp"
 #include "tessera/topologies/description.hpp"
+#include "tessera/topologies/placement.hpp"
+
+#include "common/problems.hpp"
 
 using namespace tessera;
 using namespace tessera::schedules;
 
 namespace {
-
-Problem llama_layer(int64_t seq_len, MaskKind mask) {
-  Problem problem;
-  problem.seq_len = seq_len;
-  problem.heads = 32;
-  problem.kv_heads = 8;
-  problem.head_dim = 128;
-  problem.head_dim_v = 128;
-  problem.pass = Pass::both;
-  problem.mask.kind = mask;
-  return problem;
-}
-
-std::vector<int32_t> identity(int32_t gpus) {
-  std::vector<int32_t> placement(static_cast<size_t>(gpus));
-  for (int32_t rank = 0; rank < gpus; ++rank) placement[static_cast<size_t>(rank)] = rank;
-  return placement;
-}
 
 // Op indices of `gpu`'s program, in the schedule's order.
 std::vector<size_t> program_of(const Schedule& schedule, int32_t gpu) {
@@ -52,7 +37,7 @@ std::vector<size_t> program_of(const Schedule& schedule, int32_t gpu) {
 
 void require_same_simulation(const CheckedSchedule& full, const CheckedSchedule& held, const topo::Topology& topology,
                              const sim::SimOptions& options) {
-  const std::vector<int32_t> placement = identity(full.schedule().gpus);
+  const std::vector<int32_t> placement = topo::order_ranks(topology, full.schedule().gpus, "linear");
   const sim::GpuProfile gpu = sim::gpu_profile("h100");
   const sim::SimResult whole = sim::simulate(full, topology, placement, gpu, options);
   const sim::SimResult rotated = sim::simulate(held, topology, placement, gpu, options);
@@ -108,7 +93,7 @@ TEST_CASE("held by rotation, the uniform network simulates every GPU's run from 
   for (MaskKind mask : {MaskKind::causal, MaskKind::full})
     for (int32_t buffers : {2, 0})
       for (const Case& c : cases) {
-        const Problem problem = llama_layer(c.gpus * 2048, mask);
+        const Problem problem = test::llama_like(c.gpus * 2048, mask, Pass::both);
         GeneratorOptions options;
         options.gpus = c.gpus;
         options.tile = c.tile;
@@ -132,18 +117,19 @@ TEST_CASE("held by rotation, the uniform network simulates every GPU's run from 
 TEST_CASE("a network that breaks the rotation's symmetry refuses the held form, saying why", "[sim][rotation]") {
   // Two servers of 8 GPUs: GPU 0 sends to GPU 1 over NVLink, GPU 7 to GPU 8 over the network,
   // so a ring's GPU 0 does not stand for GPU 7.
-  const Problem problem = llama_layer(16 * 2048, MaskKind::causal);
+  const Problem problem = test::llama_like(16 * 2048, MaskKind::causal, Pass::both);
   GeneratorOptions options;
   options.gpus = 16;
   options.by_rotation = true;
   const CheckedSchedule held = generate_checked("ring", problem, options);
   REQUIRE(held.schedule().form == ProgramForm::rotation);
   const topo::Topology servers = topo::load_topology("h100-ib:2");
-  REQUIRE_THROWS_WITH(sim::simulate(held, servers, identity(16), sim::gpu_profile("h100"), sim::SimOptions{}),
+  REQUIRE_THROWS_WITH(sim::simulate(held, servers, topo::order_ranks(servers, 16, "linear"), sim::gpu_profile("h100"), sim::SimOptions{}),
                       Catch::Contains("held by rotation") && Catch::Contains("generate it in full"));
   // Ranks sharing channels are counted per GPU: the held GPUs alone cannot stand for them.
   sim::SimOptions channels;
   channels.channels = 1;
-  REQUIRE_THROWS_WITH(sim::simulate(held, topo::build_switch(16, 50e9, 2.5e-6), identity(16), sim::gpu_profile("h100"), channels),
+  const topo::Topology uniform = topo::build_switch(16, 50e9, 2.5e-6);
+  REQUIRE_THROWS_WITH(sim::simulate(held, uniform, topo::order_ranks(uniform, 16, "linear"), sim::gpu_profile("h100"), channels),
                       Catch::Contains("1 GPU(s) alone"));
 }
