@@ -359,6 +359,26 @@ def claims(name, summary, network, messages, placement):
            times(num(a100[0]["o"], "time_s") / binding(a100[0]["o"])[1]),
            times(num(a100[0]["no"], "time_s") / binding(a100[0]["no"])[1])))
 
+    # The isolating run for claim 3: O as it was before its partials went round by round.
+    before = ok(read_results(ROOT / name / "results" / "o-index-order"))
+    def best_of(rows, topology, seq, variant):
+        return best([r for r in rows if r["topology"] == topology and r["seq_tokens"] == seq and r["variant"] == variant])
+    old_margins, same_no = [], True
+    for topology, cell in all_cells:
+        old_o = best_of(before, topology, cell["seq"], "ring")
+        old_no = best_of(before, topology, cell["seq"], "collective")
+        same_no = same_no and num(old_no, "time_s") == num(cell["no"], "time_s")
+        old_margins.append(num(old_o, "time_s") / num(cell["no"], "time_s"))
+    md.append(
+        "Isolating run (`results/o-index-order/`: ATTENTION2D's points of `clusters.yaml` run by the build before "
+        "2026-11-28): there O sent each GPU's partials to its row's owners in index order, so every GPU's first "
+        "partial went to the row's first owner, which takes them one at a time, and each GPU's send stream waited "
+        "its turn. Now the k-th partial goes to the owner k places on, so each round pairs the GPUs one to one, as "
+        "an all-to-all does. With the old order NO beat O in %d of %d cells, O's time over NO's %s to %s; NO's "
+        "times are %s in both runs, so the order of O's partials alone moved the count.\n\n"
+        % (sum(m > 1 for m in old_margins), len(old_margins), times(min(old_margins)), times(max(old_margins)),
+           "the same" if same_no else "**not** the same"))
+
     # 5. The ordering.
     a_max, h_max = max(c["speedup"] for c in a100), max(c["speedup"] for c in h100)
     md.append("### 4. The H100 cluster gains more than the A100 cluster (%gx against %gx) [P]: %s\n\n"

@@ -57,10 +57,12 @@ ScheduleKey schedule_key(const std::string& algorithm, const Problem& problem, c
   }
   key.variant = options.variant;
   key.buffers = options.buffers;
-  // Only the ring, Mesh and USP generators read it; other schedules are the same with it or
-  // without, and so is USP with one Ulysses group (u = P, its period the whole).
+  // Only the ring, Mesh, USP and one-ring ATTENTION2D generators read it; other schedules are
+  // the same with it or without, and so is USP with one Ulysses group (u = P, its period the
+  // whole).
   const bool reads_rotation = algorithm == "ring" || algorithm == "mesh" ||
-                              (algorithm == "usp" && schedules::usp_ulysses_degree(problem, options) < options.gpus);
+                              (algorithm == "usp" && schedules::usp_ulysses_degree(problem, options) < options.gpus) ||
+                              (algorithm == "attention2d" && schedules::attention2d_is_one_ring(options));
   key.by_rotation = reads_rotation && options.by_rotation;
   // Only Mesh's planner weighs transfers against compute (generate_mesh reads plan_hardware).
   if (algorithm == "mesh") {

@@ -8,9 +8,15 @@
 //    the same gathers (with dO and Stats), then dQ reduce-scattered in the row, dK/dV reduce-
 //    scattered in the column and permuted back to their owners.
 //  - ring (ATTENTION2D-O): the same assignment with point-to-point rings that overlap compute:
-//    Q circulates the row, then K/V the column; partials go straight to their owners.
+//    Q circulates the row, then K/V the column; partials go straight to their owners, the k-th
+//    to the owner k places on (and the k-th received from the GPU k places back), as an
+//    all-to-all pairs its peers: each round is a permutation, so no owner waits for every
+//    sender at once. On one row (1 x P) or one column (P x 1) every GPU's program is GPU 0's
+//    shifted, and it is held by rotation where asked (rotation.hpp).
 #include "tessera/core/error.hpp"
 #include "tessera/schedules/generators.hpp"
+#include "tessera/schedules/resource_estimate.hpp"
+#include "tessera/schedules/rotation.hpp"
 
 namespace tessera::schedules {
 
@@ -161,11 +167,11 @@ class Attention2dEmitter {
     }
   }
 
-  void ring_pass(Pass pass) {
+  // The programs of GPUs 0 .. emitted - 1 (all of them, or GPU 0's alone when held by rotation).
+  void ring_pass(Pass pass, int32_t emitted) {
     const bool backward = pass == Pass::backward;
-    const int32_t gpus = shape_.rows * shape_.cols;
     const int32_t send = builder_.stream("send"), recv = builder_.stream("recv");
-    for (int32_t gpu = 0; gpu < gpus; ++gpu) {
+    for (int32_t gpu = 0; gpu < emitted; ++gpu) {
       const int32_t r = shape_.row_of(gpu), c = shape_.col_of(gpu);
       const int32_t held = shape_.held_kv(gpu);
       // Permute K/V point to point: send ours to its holder, receive the one we hold.
@@ -190,22 +196,35 @@ class Attention2dEmitter {
         builder_.recv(gpu, recv, shape_.gpu((r - 1 + shape_.rows) % shape_.rows, c), {DataItem{DataKind::KV, 0, incoming}});
         builder_.compute(gpu, pass, blocks(queries, {incoming}), compute_);
       }
-      // Partials straight to their owners: rows first, then (backward) columns; receives in
-      // the same order, so every pair of GPUs sees its messages in one order.
-      for (int32_t owner : shape_.row_members(r))
-        if (owner != gpu && computes_row(gpu, owner)) builder_.send(gpu, send, owner, output_partials(owner, backward));
-      for (int32_t src : shape_.row_members(r))
-        if (src != gpu && computes_row(src, gpu)) builder_.recv(gpu, recv, src, output_partials(gpu, backward));
+      // Partials straight to their owners: rows first, then (backward) columns. In round k a
+      // GPU sends to the owner k places on and receives from the GPU k places back, so each
+      // round pairs the GPUs one to one and every pair sees its messages in one order.
+      for (int32_t k = 1; k < shape_.cols; ++k) {
+        const int32_t owner = shape_.gpu(r, (c + k) % shape_.cols);
+        if (computes_row(gpu, owner)) builder_.send(gpu, send, owner, output_partials(owner, backward));
+      }
+      for (int32_t k = 1; k < shape_.cols; ++k) {
+        const int32_t src = shape_.gpu(r, (c - k + shape_.cols) % shape_.cols);
+        if (computes_row(src, gpu)) builder_.recv(gpu, recv, src, output_partials(gpu, backward));
+      }
       if (receives_row_partials(gpu)) builder_.merge(gpu, compute_, output_partials(gpu, backward));
       if (backward) {
-        for (int32_t kv : shape_.kv_band(c))
+        // The K/V chunks of column c's band, from the one this GPU holds on (k = 0 is it); the
+        // owner of chunk c' * rows + i hears from column c' in the matching order, row i first.
+        for (int32_t k = 0; k < shape_.rows; ++k) {
+          const int32_t kv = c * shape_.rows + (r + k) % shape_.rows;
           if (kv != gpu && computes_column(gpu, kv)) builder_.send(gpu, send, kv, {DataItem{DataKind::dKV, 0, kv}});
+        }
+        const int32_t holder_column = shape_.col_of(shape_.holder_of_kv(gpu));
+        const int32_t holder_row = shape_.row_of(shape_.holder_of_kv(gpu));
         bool any = false;
-        for (int32_t src = 0; src < gpus; ++src)
-          if (src != gpu && shape_.col_of(src) == shape_.col_of(shape_.holder_of_kv(gpu)) && computes_column(src, gpu)) {
+        for (int32_t k = 0; k < shape_.rows; ++k) {
+          const int32_t src = shape_.gpu((holder_row - k + shape_.rows) % shape_.rows, holder_column);
+          if (src != gpu && computes_column(src, gpu)) {
             builder_.recv(gpu, recv, src, {DataItem{DataKind::dKV, 0, gpu}});
             any = true;
           }
+        }
         if (any) builder_.merge(gpu, compute_, {DataItem{DataKind::dKV, 0, gpu}});
       }
     }
@@ -231,6 +250,11 @@ class Attention2dEmitter {
 
 }  // namespace
 
+bool attention2d_is_one_ring(const GeneratorOptions& options) {
+  const TileShape shape = options.tile.value_or(default_grid(options.gpus));
+  return options.variant == "ring" && (shape.first == 1 || shape.second == 1);
+}
+
 Schedule generate_attention2d(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid) {
   const int32_t gpus = options.gpus;
   TileShape shape = options.tile.value_or(default_grid(gpus));
@@ -242,6 +266,30 @@ Schedule generate_attention2d(const Problem& problem, const GeneratorOptions& op
     throw UserError("attention2d variant '" + variant + "' is not one of collective, ring");
   ScheduleBuilder builder("attention2d", to_string(shape) + " " + variant + " " + to_string(grid.layout()), problem,
                           grid.layout(), gpus);
+  // The ring variant on one row or one column is one ring of all P GPUs, with no permutation:
+  // GPU g's program is GPU 0's shifted wherever the grid is the same along every diagonal.
+  const bool one_ring = attention2d_is_one_ring(options);
+  const bool by_rotation = options.by_rotation && one_ring && grid_is_rotation_invariant(grid);
+  if (options.by_rotation && one_ring && !by_rotation) {
+    // Estimated as GPU 0's program before the grid was known: every GPU's must fit too.
+    GeneratorOptions full = options;
+    full.by_rotation = false;
+    require_schedule_memory("attention2d", problem, full);
+  }
+  if (by_rotation) builder.set_form(ProgramForm::rotation, 1);
+  const int32_t emitted = by_rotation ? 1 : gpus;
+  if (variant == "ring") {
+    // At most, per GPU emitted and pass: the permutation's send and recv and the first block;
+    // 3 ops per step of either ring; a send and a recv per partial of the row and of the
+    // column's band, and two merges. Blocks: the GPU's query band against its key band (P).
+    // Items: 3 per op at most (Q, dO and Stats). Grown by doubling, these arrays were faulted
+    // in twice over at 1,024 GPUs.
+    const size_t passes = (problem.has_forward() ? 1 : 0) + (problem.has_backward() ? 1 : 0);
+    const size_t per_gpu_ops = 3 + 3 * static_cast<size_t>(shape.first + shape.second) +
+                               2 * static_cast<size_t>(shape.first + shape.second) + 2;
+    const size_t most_ops = passes * static_cast<size_t>(emitted) * per_gpu_ops;
+    builder.reserve(most_ops, passes * static_cast<size_t>(emitted) * static_cast<size_t>(gpus), 3 * most_ops);
+  }
   Attention2dEmitter emitter(builder, grid, Grid2d{shape.first, shape.second});
   for (Pass pass : {Pass::forward, Pass::backward}) {
     if (pass == Pass::forward ? !problem.has_forward() : !problem.has_backward()) continue;
@@ -249,7 +297,7 @@ Schedule generate_attention2d(const Problem& problem, const GeneratorOptions& op
     if (variant == "collective") {
       emitter.collective_pass(pass);
     } else {
-      emitter.ring_pass(pass);
+      emitter.ring_pass(pass, emitted);
     }
   }
   Schedule schedule = builder.finish();

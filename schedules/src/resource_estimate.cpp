@@ -73,6 +73,9 @@ double estimate_schedule_bytes(const std::string& algorithm, const Problem& prob
       const double period = options.tile ? mesh_rotation_period(*options.tile) : std::sqrt(gpus);
       per_pass *= std::max(1.0, period) / gpus;
     }
+    // One ring of all P GPUs: GPU 0's program alone (attention2d.cpp), which estimates again,
+    // in full, where the grid does not allow it.
+    if (algorithm == "attention2d" && options.by_rotation && attention2d_is_one_ring(options)) per_pass /= gpus;
   }
   return kGridBytesPerBlock * blocks + passes * per_pass;
 }

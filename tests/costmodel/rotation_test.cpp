@@ -128,7 +128,7 @@ namespace {
 // cases, held by rotation with the period `period_of(tile)` and in full.
 template <typename Period>
 void require_tiles_priced_alike(const std::string& algorithm, std::initializer_list<std::pair<int32_t, TileShape>> tiles,
-                                Period period_of) {
+                                Period period_of, const std::string& variant = "") {
   Hardware hardware;
   hardware.link_latency_s = 7e-6;
   struct Case {
@@ -150,6 +150,7 @@ void require_tiles_priced_alike(const std::string& algorithm, std::initializer_l
       options.layout = c.layout;
       options.tile = tile;
       options.buffers = c.buffers;
+      options.variant = variant;
       require_priced_alike(algorithm, llama_like(int64_t{2 * 3 * 32} * 1024, c.mask, c.pass), options, period_of(tile),
                            hardware);
     }
@@ -174,6 +175,39 @@ TEST_CASE("USP held by rotation (one Ulysses group, with its all-to-alls) prices
                              [](const TileShape& tile) { return tile.first; });
 }
 
+TEST_CASE("ATTENTION2D's ring on one row or one column, held by rotation (GPU 0), prices as its full program",
+          "[rotation]") {
+  // 1 x P: Q around the row, partials to their owners; P x 1: K/V around the column, dK/dV
+  // partials to their owners. No permutation either way (GPU (r, c) holds chunk c rows + r).
+  // 3 GPUs with no tile: the default grid of a prime count is 1 x 3.
+  require_tiles_priced_alike("attention2d", {{4, {1, 4}}, {8, {1, 8}}, {8, {8, 1}}, {12, {12, 1}}, {16, {1, 16}}},
+                             [](const TileShape&) { return 1; }, "ring");
+  const Problem problem = llama_like(int64_t{2 * 3 * 32} * 1024, MaskKind::causal, Pass::both);
+  GeneratorOptions options;
+  options.gpus = 3;
+  options.variant = "ring";
+  require_priced_alike("attention2d", problem, options, 1, Hardware{});
+}
+
+TEST_CASE("ATTENTION2D on a grid of rows and columns, or collective, is emitted in full even when asked", "[rotation]") {
+  // A 4 x 4 grid permutes K/V (chunk c rows + r to GPU (r, c)), so GPU g's program is not GPU
+  // 0's shifted; the collective variant's gathers span the row or the whole ring.
+  const Problem problem = llama_like(64 * 1024, MaskKind::causal, Pass::both);
+  GeneratorOptions options;
+  options.gpus = 16;
+  options.by_rotation = true;
+  options.variant = "ring";
+  options.tile = TileShape{4, 4};
+  CHECK(generate_schedule("attention2d", problem, options).form == ProgramForm::full);
+  options.variant = "collective";
+  options.tile = TileShape{1, 16};
+  CHECK(generate_schedule("attention2d", problem, options).form == ProgramForm::full);
+  // Causal and contiguous: the GPUs' work differs, so the one ring is emitted in full too.
+  options.variant = "ring";
+  options.layout = Layout::contiguous;
+  CHECK(generate_schedule("attention2d", problem, options).form == ProgramForm::full);
+}
+
 TEST_CASE("held by rotation at 128 GPUs, the default problem's figures are the full program's", "[rotation]") {
   // The issue's problem (1M tokens, 32 query and 8 KV heads, causal, zigzag, forward and
   // backward), at a size where every GPU's program has hundreds of ops.
@@ -183,13 +217,16 @@ TEST_CASE("held by rotation at 128 GPUs, the default problem's figures are the f
     std::string algorithm;
     std::optional<TileShape> tile;
     int32_t period;
+    std::string variant;
   };
-  for (const Case& c : {Case{"ring", std::nullopt, 1}, Case{"mesh", TileShape{8, 16}, 8}, Case{"mesh", TileShape{16, 8}, 16},
-                        Case{"usp", TileShape{8, 16}, 8}}) {
-    INFO(c.algorithm);
+  for (const Case& c : {Case{"ring", std::nullopt, 1, ""}, Case{"mesh", TileShape{8, 16}, 8, ""},
+                        Case{"mesh", TileShape{16, 8}, 16, ""}, Case{"usp", TileShape{8, 16}, 8, ""},
+                        Case{"attention2d", TileShape{1, 128}, 1, "ring"}, Case{"attention2d", TileShape{128, 1}, 1, "ring"}}) {
+    INFO(c.algorithm << " " << c.variant);
     GeneratorOptions options;
     options.gpus = 128;
     options.tile = c.tile;
+    options.variant = c.variant;
     require_priced_alike(c.algorithm, problem, options, c.period, Hardware{});
   }
 }
@@ -352,6 +389,12 @@ TEST_CASE("asked for by rotation, a schedule is estimated at a period's programs
   CHECK(program_bytes("mesh", true) == Approx(program_bytes("mesh", false) / 1024));
   options.tile = TileShape{8, 128};  // one Ulysses group of 8
   CHECK(program_bytes("usp", true) == Approx(program_bytes("usp", false) * 8 / 1024));
+  options.variant = "ring";
+  options.tile = TileShape{1, 1024};  // ATTENTION2D's one ring: GPU 0's program
+  CHECK(program_bytes("attention2d", true) == Approx(program_bytes("attention2d", false) / 1024));
+  options.tile = TileShape{32, 32};  // a grid of rows and columns is emitted in full
+  CHECK(program_bytes("attention2d", true) == Approx(program_bytes("attention2d", false)));
+  options.variant.clear();
 
   // Causal and contiguous refuses the rotation: the generator estimates every GPU's program
   // again, and a limit between the two estimates refuses it there.

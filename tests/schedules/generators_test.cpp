@@ -98,6 +98,48 @@ TEST_CASE("attention2d: both variants on every grid shape pass the checker", "[g
   }
 }
 
+TEST_CASE("attention2d ring: the k-th partial goes k places on, so each round pairs the GPUs one to one",
+          "[generators][attention2d]") {
+  // 3 x 4 grid, full mask: every GPU computes against every owner of its row and every chunk of
+  // its column's band, so every partial is sent. GPU (r, c) is r * 4 + c; it holds K/V chunk
+  // c * 3 + r. Forward: O partials to (r, c + k), from (r, c - k), k = 1..3. Backward: dK/dV of
+  // band chunk c * 3 + (r + k) mod 3 to that chunk's owner, k = 0..2; chunk g's owner hears from
+  // column g / 3, row (g mod 3 - k) mod 3, k = 0..2 (itself left out either way).
+  const int32_t rows = 3, cols = 4;
+  Problem problem = small_problem(MaskKind::full, rows * cols, Pass::both);
+  GeneratorOptions options;
+  options.gpus = rows * cols;
+  options.layout = Layout::contiguous;
+  options.tile = TileShape{rows, cols};
+  options.variant = "ring";
+  const Schedule schedule = generate_schedule("attention2d", problem, options);
+  for (int32_t gpu = 0; gpu < rows * cols; ++gpu) {
+    const int32_t r = gpu / cols, c = gpu % cols;
+    std::vector<int32_t> o_to, o_from, dkv_to, dkv_from, want_o_to, want_o_from, want_dkv_to, want_dkv_from;
+    for (const Op& op : schedule.ops) {
+      if (op.gpu != gpu || (op.kind != OpKind::send && op.kind != OpKind::recv)) continue;
+      const DataKind kind = schedule.items_of(op)[0].kind;
+      if (kind == DataKind::O) (op.kind == OpKind::send ? o_to : o_from).push_back(op.peer);
+      if (kind == DataKind::dKV) (op.kind == OpKind::send ? dkv_to : dkv_from).push_back(op.peer);
+    }
+    for (int32_t k = 1; k < cols; ++k) {
+      want_o_to.push_back(r * cols + (c + k) % cols);
+      want_o_from.push_back(r * cols + (c - k + cols) % cols);
+    }
+    for (int32_t k = 0; k < rows; ++k) {
+      const int32_t chunk = c * rows + (r + k) % rows;
+      if (chunk != gpu) want_dkv_to.push_back(chunk);
+      const int32_t src = ((gpu % rows - k + rows) % rows) * cols + gpu / rows;
+      if (src != gpu) want_dkv_from.push_back(src);
+    }
+    INFO("GPU " << gpu);
+    CHECK(o_to == want_o_to);
+    CHECK(o_from == want_o_from);
+    CHECK(dkv_to == want_dkv_to);
+    CHECK(dkv_from == want_dkv_from);
+  }
+}
+
 TEST_CASE("usp: every Ulysses x ring split passes the checker", "[generators][usp]") {
   for (int32_t gpus : {4, 6, 8, 12, 16}) {
     for (const TileShape& split : factor_pairs(gpus)) {

@@ -88,7 +88,8 @@ TEST_CASE("held by rotation, the uniform network simulates every GPU's run from 
       {"ring", 8, std::nullopt, ""},        {"ring", 16, std::nullopt, "pass-q"}, {"ring", 12, std::nullopt, ""},
       {"mesh", 16, TileShape{4, 4}, ""},    {"mesh", 16, TileShape{2, 8}, ""},    {"mesh", 12, TileShape{4, 3}, ""},
       {"mesh", 8, TileShape{8, 1}, ""},     {"usp", 16, TileShape{4, 4}, ""},     {"usp", 16, TileShape{2, 8}, ""},
-      {"usp", 8, TileShape{4, 2}, ""},
+      {"usp", 8, TileShape{4, 2}, ""},     {"attention2d", 8, TileShape{1, 8}, "ring"},
+      {"attention2d", 12, TileShape{12, 1}, "ring"},
   };
   for (MaskKind mask : {MaskKind::causal, MaskKind::full})
     for (int32_t buffers : {2, 0})

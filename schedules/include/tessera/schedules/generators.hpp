@@ -52,9 +52,10 @@ struct GeneratorOptions {
     std::string forward, backward;
   };
   std::optional<MeshHops> mesh_hops;
-  // ring, mesh and usp: the programs of the GPUs of one period alone (ProgramForm::rotation,
-  // core/schedule.hpp: GPU 0 for a ring, one row of a GPUs for a Mesh of a x b tiles, GPU 0 for
-  // P x 1, the first Ulysses group of u GPUs for usp u x r) where the block grid allows it
+  // ring, mesh, usp and one-ring attention2d: the programs of the GPUs of one period alone
+  // (ProgramForm::rotation, core/schedule.hpp: GPU 0 for a ring, one row of a GPUs for a Mesh of
+  // a x b tiles, GPU 0 for P x 1, the first Ulysses group of u GPUs for usp u x r, GPU 0 for
+  // attention2d's ring variant on 1 x P or P x 1) where the block grid allows it
   // (schedules/rotation.hpp), else every GPU's. Only for figures the analytical model prices on
   // the uniform network: scenario::generate asks for it where nothing else is wanted.
   bool by_rotation = false;
@@ -120,6 +121,11 @@ TileShape choose_mesh_tile(const Problem& problem, int32_t gpus);
 
 // Divisor pairs (a, b) with a * b = n, a ascending.
 std::vector<TileShape> factor_pairs(int32_t n);
+
+// Whether attention2d with these options is one ring of all P GPUs: the ring variant on a grid
+// of one row or one column (the default grid included, which is 1 x P for a prime P). Its
+// GPUs' programs are then GPU 0's shifted, held by rotation where asked (attention2d.cpp).
+bool attention2d_is_one_ring(const GeneratorOptions& options);
 
 // The Ulysses degree u of usp u x r on `gpus` GPUs: the tile's first figure where a tile is
 // given, else the largest divisor of P that splits the heads evenly (1 if none). O(P) divisions.
