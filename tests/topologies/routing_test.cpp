@@ -221,6 +221,36 @@ TEST_CASE("ECMP: routes between servers spread over every spine", "[routing]") {
   }
 }
 
+TEST_CASE("ECMP: parallel links into the destination share its routes, the same each time", "[routing]") {
+  // 8 GPUs on one switch; the switch reaches GPU 0 over two parallel links. Every route to GPU 0
+  // ends on one of the two (picked per pair), both carry some, and a second router agrees.
+  Topology star;
+  star.name = "star with a doubled port";
+  const LinkInfo port{50e9, 1e-6, LinkClass::generic, 0, false};
+  star.resource_bytes_per_s.push_back(50e9);
+  std::vector<int32_t> gpu_vertex;
+  for (int32_t gpu = 0; gpu < 8; ++gpu)
+    gpu_vertex.push_back(star.add_vertex(VertexInfo{VertexKind::gpu, "gpu" + std::to_string(gpu), gpu, -1}));
+  const int32_t hub = star.add_vertex(VertexInfo{VertexKind::switch_, "switch", -1, -1});
+  std::vector<int32_t> into_gpu0;
+  for (int32_t gpu = 0; gpu < 8; ++gpu) {
+    star.add_link(gpu_vertex[static_cast<size_t>(gpu)], hub, port);
+    const int32_t down = star.add_link(hub, gpu_vertex[static_cast<size_t>(gpu)], port);
+    if (gpu == 0) into_gpu0 = {down, star.add_link(hub, gpu_vertex[0], port)};
+  }
+  Router router(star), again(star);
+  std::map<int32_t, int32_t> routes_per_link;
+  for (int32_t src = 1; src < 8; ++src) {
+    const std::vector<int32_t> route = as_vector(router.route(src, 0));
+    vertices_along(star, src, 0, route);
+    REQUIRE(route.size() == 2);
+    REQUIRE(std::find(into_gpu0.begin(), into_gpu0.end(), route.back()) != into_gpu0.end());
+    ++routes_per_link[route.back()];
+    CHECK(as_vector(again.route(src, 0)) == route);
+  }
+  CHECK(routes_per_link.size() == 2);
+}
+
 TEST_CASE("ECMP on a product network: both dimension orders occur, hops stay shortest", "[routing]") {
   // Switch of 4 (dimension 0) x ring of 4: GPU a + 4 b; hops = 2 [a differs] + ring distance in b.
   Topology network =

@@ -132,6 +132,21 @@ struct Router::Impl {
     const uint64_t pair_hash = mix(pair_key(src_gpu, dst_gpu));
     while (at != target) {
       const uint16_t wanted = static_cast<uint16_t>(hops[static_cast<size_t>(at)] - 1);
+      if (wanted == 0) {
+        // One hop short: the usable links are `at`'s links into the target, in link order, as
+        // below; the target's in-links are a few where a switch's out-links are P (the uniform
+        // network's star), and every route ends with this hop.
+        uint64_t choices = 0;
+        for (size_t i = incoming.begin(target); i < incoming.end(target); ++i) choices += incoming.neighbour[i] == at ? 1 : 0;
+        if (choices == 0) throw std::logic_error("'" + topology.name + "': hop counts lead nowhere");
+        uint64_t pick = mix(pair_hash ^ static_cast<uint64_t>(at)) % choices;
+        for (size_t i = incoming.begin(target); i < incoming.end(target); ++i) {
+          if (incoming.neighbour[i] != at || pick-- != 0) continue;
+          path.push_back(incoming.edge[i]);
+          break;
+        }
+        return;
+      }
       auto usable = [&](size_t i) {
         const int32_t v = outgoing.neighbour[i];
         return hops[static_cast<size_t>(v)] == wanted && (v == target || relay[static_cast<size_t>(v)]);
