@@ -32,8 +32,9 @@ PlanResult plan(const Scenario& base, const PlanControl& control) {
   // refused entry, not a failed plan; the others run at once as far as their estimates fit
   // together (MemoryBudget). Estimated as generated: where only figures on the uniform network
   // are read (priced_by_rotation: analytical or simulated) and the grid will allow it
-  // (rotation_expected), a ring, Mesh, USP or one-ring ATTENTION2D is a period's programs. (Estimated in full, the
-  // ring at 4,096 GPUs and 16M tokens was refused at 33.7 GB; held by rotation it takes 0.15 GB.)
+  // (rotation_expected), a ring, Mesh, USP or one-ring ATTENTION2D is a period's programs.
+  // (Estimated in full, the ring at 4,096 GPUs and 16M tokens was refused at 33.7 GB; held by
+  // rotation it takes 0.15 GB.)
   const bool by_rotation = priced_by_rotation(shared);
   std::vector<char> too_large(candidates.size(), 0);
   std::vector<double> estimate_bytes(candidates.size(), 0);

@@ -75,7 +75,8 @@ double estimate_schedule_bytes(const std::string& algorithm, const Problem& prob
     }
     // One ring of all P GPUs: GPU 0's program alone (attention2d.cpp), which estimates again,
     // in full, where the grid does not allow it.
-    if (algorithm == "attention2d" && options.by_rotation && attention2d_is_one_ring(options)) per_pass /= gpus;
+    if (algorithm == "attention2d" && options.by_rotation && attention2d_is_one_ring(options))
+      per_pass /= gpus;
   }
   return kGridBytesPerBlock * blocks + passes * per_pass;
 }

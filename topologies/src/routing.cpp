@@ -137,7 +137,8 @@ struct Router::Impl {
         // below; the target's in-links are a few where a switch's out-links are P (the uniform
         // network's star), and every route ends with this hop.
         uint64_t choices = 0;
-        for (size_t i = incoming.begin(target); i < incoming.end(target); ++i) choices += incoming.neighbour[i] == at ? 1 : 0;
+        for (size_t i = incoming.begin(target); i < incoming.end(target); ++i)
+          choices += incoming.neighbour[i] == at ? 1 : 0;
         if (choices == 0) throw std::logic_error("'" + topology.name + "': hop counts lead nowhere");
         uint64_t pick = mix(pair_hash ^ static_cast<uint64_t>(at)) % choices;
         for (size_t i = incoming.begin(target); i < incoming.end(target); ++i) {
