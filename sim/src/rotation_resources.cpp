@@ -75,11 +75,11 @@ RotationResources rotation_resources(const Schedule& schedule, const topo::Topol
       resources.push_back(topology.link(edge).resource);
     return resources;
   };
-  // Each held pair's own route (its copy shifted by 0), kept for the last check below.
-  std::vector<std::vector<int32_t>> held_routes;
+  // Each held pair's own route (its copy shifted by 0), named, kept for the last check below.
+  std::vector<std::pair<std::string, std::vector<int32_t>>> held_routes;
   for (const auto& [src, dst] : held_pairs(schedule)) {
-    const std::vector<int32_t>& held = held_routes.emplace_back(resources_of(src, dst));
     const std::string pair = "the route from GPU " + std::to_string(src) + " to GPU " + std::to_string(dst);
+    const std::vector<int32_t>& held = held_routes.emplace_back(pair, resources_of(src, dst)).second;
     std::vector<std::vector<int32_t>> at_position(held.size());
     for (int32_t copy = 0; copy < copies; ++copy) {
       const int32_t shift = copy * period;
@@ -121,12 +121,12 @@ RotationResources rotation_resources(const Schedule& schedule, const topo::Topol
       result.representative.clear();
       return result;
     }
-  for (const std::vector<int32_t>& route : held_routes) {
+  for (const auto& [pair, route] : held_routes) {
     std::vector<int32_t> crossed;
     for (int32_t resource : route) crossed.push_back(result.representative[static_cast<size_t>(resource)]);
     std::sort(crossed.begin(), crossed.end());
     if (std::adjacent_find(crossed.begin(), crossed.end()) != crossed.end()) {
-      result.why_not = "a held transfer's route crosses two shifted copies of one link";
+      result.why_not = pair + " crosses two shifted copies of one link";
       result.representative.clear();
       return result;
     }

@@ -132,37 +132,37 @@ struct Router::Impl {
     const uint64_t pair_hash = mix(pair_key(src_gpu, dst_gpu));
     while (at != target) {
       const uint16_t wanted = static_cast<uint16_t>(hops[static_cast<size_t>(at)] - 1);
+      const uint64_t hash = mix(pair_hash ^ static_cast<uint64_t>(at));
       if (wanted == 0) {
-        // One hop short: the usable links are `at`'s links into the target, in link order, as
-        // below; the target's in-links are a few where a switch's out-links are P (the uniform
-        // network's star), and every route ends with this hop.
-        uint64_t choices = 0;
-        for (size_t i = incoming.begin(target); i < incoming.end(target); ++i)
-          choices += incoming.neighbour[i] == at ? 1 : 0;
-        if (choices == 0) throw std::logic_error("'" + topology.name + "': hop counts lead nowhere");
-        uint64_t pick = mix(pair_hash ^ static_cast<uint64_t>(at)) % choices;
-        for (size_t i = incoming.begin(target); i < incoming.end(target); ++i) {
-          if (incoming.neighbour[i] != at || pick-- != 0) continue;
-          path.push_back(incoming.edge[i]);
-          break;
-        }
+        // One hop short: the usable links are `at`'s links into the target, found among the
+        // target's in-links (a few) rather than `at`'s out-links (P at the uniform network's
+        // star switch), in the same link order, so the same one is picked. Every route ends so.
+        const size_t entry =
+            pick_entry(incoming, target, hash, [&](size_t i) { return incoming.neighbour[i] == at; });
+        path.push_back(incoming.edge[entry]);
         return;
       }
-      auto usable = [&](size_t i) {
+      const size_t entry = pick_entry(outgoing, at, hash, [&](size_t i) {
         const int32_t v = outgoing.neighbour[i];
         return hops[static_cast<size_t>(v)] == wanted && (v == target || relay[static_cast<size_t>(v)]);
-      };
-      uint64_t choices = 0;
-      for (size_t i = outgoing.begin(at); i < outgoing.end(at); ++i) choices += usable(i) ? 1 : 0;
-      if (choices == 0) throw std::logic_error("'" + topology.name + "': hop counts lead nowhere");
-      uint64_t pick = mix(pair_hash ^ static_cast<uint64_t>(at)) % choices;
-      for (size_t i = outgoing.begin(at); i < outgoing.end(at); ++i) {
-        if (!usable(i) || pick-- != 0) continue;
-        path.push_back(outgoing.edge[i]);
-        at = outgoing.neighbour[i];
-        break;
-      }
+      });
+      path.push_back(outgoing.edge[entry]);
+      at = outgoing.neighbour[entry];
     }
+  }
+
+  // Of `vertex`'s entries in `adjacency` that `usable` accepts, in link order, the one `hash`
+  // picks: its index into the adjacency's arrays.
+  template <typename Usable>
+  size_t pick_entry(const detail::Adjacency& adjacency, int32_t vertex, uint64_t hash, Usable usable) const {
+    uint64_t choices = 0;
+    for (size_t i = adjacency.begin(vertex); i < adjacency.end(vertex); ++i) choices += usable(i) ? 1 : 0;
+    if (choices == 0) throw std::logic_error("'" + topology.name + "': hop counts lead nowhere");
+    uint64_t pick = hash % choices;
+    size_t i = adjacency.begin(vertex);
+    for (;; ++i)
+      if (usable(i) && pick-- == 0) break;
+    return i;
   }
 
   // Hierarchical clusters: shortest paths, except PXN's two legs when a proxy applies: the
