@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "tessera/schedules/op_data.hpp"
 
@@ -33,6 +36,32 @@ double op_flops(const Schedule& schedule, const BlockGrid& grid, const Op& op, d
   return flops_of_pairs(schedule, op, schedules::op_pairs(schedule, grid, op), heads);
 }
 
+// Held by rotation on a network other than the uniform one, a held transfer is priced for each
+// of its shifted copies: exact only where every copy is as fast and of the same path class. The
+// caller holds the schedule at a period the network is symmetric under (sim/symmetric_period.hpp
+// finds one); checked here over the distinct pairs (a ring's 2 x period), not per transfer.
+void require_symmetric_network(const Schedule& schedule, const NetworkModel& network) {
+  std::set<std::pair<int32_t, int32_t>> pairs;
+  for (const Op& op : schedule.ops)
+    if (op.kind == OpKind::send) pairs.emplace(op.gpu, op.peer);
+  for (const Collective& collective : schedule.collectives)
+    for (const Transfer& transfer : collective.transfers) pairs.emplace(transfer.src, transfer.dst);
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  for (const auto& [src, dst] : pairs)
+    for (int32_t shift = schedule.period; shift < schedule.gpus; shift += schedule.period) {
+      const int32_t shifted_src = (src + shift) % schedule.gpus, shifted_dst = (dst + shift) % schedule.gpus;
+      for (int64_t bytes : {int64_t{0}, kGiB})
+        if (network.transfer_s(shifted_src, shifted_dst, bytes) != network.transfer_s(src, dst, bytes))
+          throw std::logic_error("cost_schedule: held by rotation, but GPU " + std::to_string(src) + " -> " +
+                                 std::to_string(dst) + " and its copy shifted by " + std::to_string(shift) +
+                                 " take different times on this network");
+      if (network.path_class(shifted_src, shifted_dst) != network.path_class(src, dst))
+        throw std::logic_error("cost_schedule: held by rotation, but GPU " + std::to_string(src) + " -> " +
+                               std::to_string(dst) + " and its copy shifted by " + std::to_string(shift) +
+                               " cross different kinds of path");
+    }
+}
+
 // Each block is its own attention kernel, and each kernel pays a launch.
 double compute_op_s(const Schedule& schedule, const Op& op, double flops, const Hardware& hardware) {
   return flops / hardware.effective_flops_per_s() +
@@ -50,10 +79,9 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
   const ScheduleAnalysis& analysis = checked.analysis();
   const UniformNetwork uniform(hardware.link_latency_s, hardware.link_bytes_per_s);
   // Held by rotation (the programs of a few GPUs), every GPU's figures are its held GPU's only
-  // where the network treats every GPU alike.
+  // where the network treats every shifted GPU alike.
   const bool rotation = schedule.form == ProgramForm::rotation;
-  if (rotation && network != nullptr)
-    throw std::logic_error("cost_schedule: a schedule held by rotation is priced on the uniform network alone");
+  if (rotation && network != nullptr) require_symmetric_network(schedule, *network);
   if (network == nullptr) network = &uniform;
   if (analysis.step_order.size() != schedule.ops.size())
     throw std::logic_error("cost_schedule: the analysis has no step order (check_schedule makes it)");

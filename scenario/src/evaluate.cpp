@@ -7,6 +7,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/scenario/mesh_search.hpp"
 #include "tessera/scenario/plan_hardware.hpp"
+#include "tessera/sim/symmetric_period.hpp"
 #include "tessera/sim/time_bound.hpp"
 #include "tessera/topologies/placement_search.hpp"
 #include "tessera/topologies/routed_network.hpp"
@@ -85,20 +86,33 @@ CheckedSchedule generate(const Scenario& scenario, ScheduleCache* cache) {
     const double chunk_tokens = static_cast<double>(scenario.problem.seq_len) / scenario.options.gpus;
     target.flops_per_s = scenario.simulation->gpu.block_flops_per_s(scenario.problem.dtype, chunk_tokens);
   }
-  // Figures alone on the uniform network: a schedule every GPU runs alike up to rotation needs
+  // Figures alone: a schedule every GPU runs alike up to rotation needs
   // the programs of a few GPUs alone (core/schedule.hpp's ProgramForm: GPU 0's for a ring, one
   // row of the GPU grid for a Mesh). Its figures are the full program's, priced by the
   // analytical model (tests/costmodel/rotation_test.cpp) or simulated (tests/sim/
   // rotation_sim_test.cpp), at a fraction of the ops.
   schedules::GeneratorOptions options = scenario.options;
   options.by_rotation = priced_by_rotation(scenario);
+  CheckedSchedule checked = generate_checked(scenario.algorithm, scenario.problem, options, target, cache);
+  const topo::Topology* topology = scenario.network.topology.get();
+  if (topology == nullptr || checked.schedule().form != ProgramForm::rotation) return checked;
+  // On a topology the schedule's own period holds only where the network looks the same from
+  // every GPU shifted by it (a ring on a single switch); servers and leaves ask for a larger one
+  // (a leaf group's GPUs), and some networks for none: then every GPU's program.
+  const Schedule& held = checked.schedule();
+  const std::vector<int32_t> placement = topo::order_ranks(*topology, held.gpus, scenario.network.placement);
+  const int32_t period = sim::symmetric_period(held, *topology, placement);
+  if (period == held.period) return checked;
+  options.by_rotation = period > 0;
+  options.rotation_period = period;
   return generate_checked(scenario.algorithm, scenario.problem, options, target, cache);
 }
 
 bool priced_by_rotation(const Scenario& scenario) {
   const bool per_gpu_simulation =
       scenario.simulation && (scenario.simulation->options.channels > 0 || scenario.simulation->options.device_sharing);
-  return scenario.figures_only && !per_gpu_simulation && !scenario.network.topology && scenario.network.device_of_rank.empty();
+  const bool placement_given = !scenario.network.topology || scenario.network.placement != "auto";
+  return scenario.figures_only && !per_gpu_simulation && placement_given && scenario.network.device_of_rank.empty();
 }
 
 Evaluation evaluate(const Scenario& scenario, ScheduleCache* cache) {

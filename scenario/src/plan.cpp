@@ -35,7 +35,8 @@ PlanResult plan(const Scenario& base, const PlanControl& control) {
   // (rotation_expected), a ring, Mesh, USP or one-ring ATTENTION2D is a period's programs.
   // (Estimated in full, the ring at 4,096 GPUs and 16M tokens was refused at 33.7 GB; held by
   // rotation it takes 0.15 GB.)
-  const bool by_rotation = priced_by_rotation(shared);
+  // (On a topology the period held is known once the schedule is: estimated in full.)
+  const bool by_rotation = priced_by_rotation(shared) && !shared.network.topology;
   std::vector<char> too_large(candidates.size(), 0);
   std::vector<double> estimate_bytes(candidates.size(), 0);
   std::string first_too_large;

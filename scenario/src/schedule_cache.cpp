@@ -64,6 +64,7 @@ ScheduleKey schedule_key(const std::string& algorithm, const Problem& problem, c
                               (algorithm == "usp" && schedules::usp_ulysses_degree(problem, options) < options.gpus) ||
                               (algorithm == "attention2d" && schedules::attention2d_is_one_ring(options));
   key.by_rotation = reads_rotation && options.by_rotation;
+  key.rotation_period = key.by_rotation ? options.rotation_period : 0;
   // Only Mesh's planner weighs transfers against compute (generate_mesh reads plan_hardware).
   if (algorithm == "mesh") {
     const schedules::PlanHardware& hardware = options.plan_hardware;

@@ -276,8 +276,9 @@ Schedule generate_attention2d(const Problem& problem, const GeneratorOptions& op
     full.by_rotation = false;
     require_schedule_memory("attention2d", problem, full);
   }
-  if (by_rotation) builder.set_form(ProgramForm::rotation, 1);
-  const int32_t emitted = by_rotation ? 1 : gpus;
+  const int32_t period = by_rotation ? held_period(1, options.rotation_period, gpus) : gpus;
+  if (by_rotation) builder.set_form(ProgramForm::rotation, period);
+  const int32_t emitted = period;
   if (variant == "ring") {
     // At most, per GPU emitted and pass: the permutation's send and recv and the first block;
     // 3 ops per step of either ring; a send and a recv per partial of the row and of the

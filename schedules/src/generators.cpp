@@ -110,7 +110,8 @@ PlannedMesh plan_mesh_unemitted(const Problem& problem, const GeneratorOptions& 
 
 GeneratedSchedule emit_planned_mesh(PlannedMesh planned, const Problem& problem, const GeneratorOptions& options) {
   GeneratedSchedule generated;
-  generated.schedule = emit_mesh_program(planned.program, problem, *planned.grid, options.gpus, options.by_rotation);
+  generated.schedule = emit_mesh_program(planned.program, problem, *planned.grid, options.gpus, options.by_rotation,
+                                         options.rotation_period);
   generated.grid = std::move(planned.grid);
   return generated;
 }

@@ -314,12 +314,13 @@ int32_t mesh_rotation_period(const TileShape& tile) {
 }
 
 Schedule emit_mesh_program(const MeshProgram& program, const Problem& problem, const BlockGrid& grid, int32_t gpus,
-                           bool by_rotation) {
+                           bool by_rotation, int32_t rotation_period) {
   ScheduleBuilder builder("mesh", program.variant, problem, grid.layout(), gpus);
   MeshEmitter emitter(builder, grid, MeshGeometry{program.tile.first, program.tile.second}, program.q_buffers,
                       program.kv_buffers);
-  const int32_t period = mesh_rotation_period(program.tile);
-  const bool rotation = by_rotation && period < gpus && grid_is_rotation_invariant(grid, period);
+  const int32_t own_period = mesh_rotation_period(program.tile);
+  const int32_t period = held_period(own_period, rotation_period, gpus);
+  const bool rotation = by_rotation && period < gpus && grid_is_rotation_invariant(grid, own_period);
   if (by_rotation && !rotation) {
     // Estimated as one row's programs before the grid was known: every GPU's must fit too.
     GeneratorOptions full;
@@ -338,7 +339,8 @@ Schedule emit_mesh_program(const MeshProgram& program, const Problem& problem, c
 }
 
 Schedule generate_mesh(const Problem& problem, const GeneratorOptions& options, const BlockGrid& grid) {
-  return emit_mesh_program(plan_mesh_program(problem, options, grid), problem, grid, options.gpus, options.by_rotation);
+  return emit_mesh_program(plan_mesh_program(problem, options, grid), problem, grid, options.gpus, options.by_rotation,
+                           options.rotation_period);
 }
 
 }  // namespace tessera::schedules

@@ -43,10 +43,13 @@ double estimate_schedule_bytes(const std::string& algorithm, const Problem& prob
   const double blocks = gpus * gpus;
   const double passes = (problem.has_forward() ? 1 : 0) + (problem.has_backward() ? 1 : 0);
   double per_pass = 0;
+  // The GPUs held where a larger period than the schedule's own is asked for.
+  const double asked_period = options.rotation_period;
   if (algorithm == "ring" && options.by_rotation) {
-    // GPU 0's program alone (generators.hpp's by_rotation); the generator estimates again, in
-    // full, before emitting every GPU's program where the grid does not allow it.
-    per_pass = kRingBytesPerBlockPass * gpus;
+    // GPU 0's program alone (generators.hpp's by_rotation), or the period's asked for; the
+    // generator estimates again, in full, before emitting every GPU's program where the grid
+    // does not allow it.
+    per_pass = kRingBytesPerBlockPass * gpus * std::max(1.0, asked_period);
   } else if (algorithm == "ring" || algorithm == "assignment") {
     per_pass = kRingBytesPerBlockPass * blocks;
   } else if (algorithm == "all-gather") {
@@ -59,7 +62,7 @@ double estimate_schedule_bytes(const std::string& algorithm, const Problem& prob
     per_pass = kHeadSplitBytesPerBlockPass * u * blocks + kRingBytesPerBlockPass * u * r * r;
     // Group 0's programs alone (usp.cpp), u / P of the whole; the generator estimates again, in
     // full, before emitting every GPU's program where the grid does not allow it.
-    if (options.by_rotation && u < gpus) per_pass *= u / gpus;
+    if (options.by_rotation && u < gpus && (asked_period == 0 || asked_period == u)) per_pass *= u / gpus;
   } else if (algorithm == "attention2d" || algorithm == "mesh") {
     // Without a tile the generator picks a near-square one.
     const double longer_side =
@@ -71,12 +74,12 @@ double estimate_schedule_bytes(const std::string& algorithm, const Problem& prob
       // P x 1), a / P of the whole; emit_mesh_program estimates again, in full, before emitting
       // every GPU's program where the grid does not allow it.
       const double period = options.tile ? mesh_rotation_period(*options.tile) : std::sqrt(gpus);
-      per_pass *= std::max(1.0, period) / gpus;
+      per_pass *= std::max({1.0, period, asked_period}) / gpus;
     }
     // One ring of all P GPUs: GPU 0's program alone (attention2d.cpp), which estimates again,
     // in full, where the grid does not allow it.
     if (algorithm == "attention2d" && options.by_rotation && attention2d_is_one_ring(options))
-      per_pass /= gpus;
+      per_pass *= std::max(1.0, asked_period) / gpus;
   }
   return kGridBytesPerBlock * blocks + passes * per_pass;
 }

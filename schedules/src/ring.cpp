@@ -26,6 +26,7 @@ Schedule generate_ring(const Problem& problem, const GeneratorOptions& options, 
   const RingPass ring = make_ring_pass(grid, side, 0, std::move(members), std::move(chunks));
   // Every member's program is member 0's shifted wherever the grid is the same along every
   // diagonal (rotation.hpp): then, when asked, member 0's alone is emitted.
+  const int32_t period = held_period(1, options.rotation_period, gpus);
   const bool by_rotation = options.by_rotation && grid_is_rotation_invariant(grid);
   if (options.by_rotation && !by_rotation) {
     // Estimated as GPU 0's program before the grid was known: every GPU's must fit too.
@@ -33,8 +34,8 @@ Schedule generate_ring(const Problem& problem, const GeneratorOptions& options, 
     full.by_rotation = false;
     require_schedule_memory("ring", problem, full);
   }
-  const int32_t emitted = by_rotation ? 1 : gpus;
-  if (by_rotation) builder.set_form(ProgramForm::rotation, 1);
+  const int32_t emitted = by_rotation ? period : gpus;
+  if (by_rotation) builder.set_form(ProgramForm::rotation, period);
   // At most, per member emitted, pass and step: a partial's recv and merge, the chunk's send and
   // recv, one compute op of one block, the partial's send (each of at most 3 items); and the
   // last partial home (emit_ring_pass). 6 M ops at 1,024 GPUs: grown by doubling, their arrays

@@ -1,5 +1,9 @@
 #include "tessera/schedules/rotation.hpp"
 
+#include <string>
+
+#include "tessera/core/error.hpp"
+
 namespace tessera::schedules {
 
 bool grid_is_rotation_invariant(const BlockGrid& grid, int32_t period) {
@@ -16,6 +20,14 @@ bool grid_is_rotation_invariant(const BlockGrid& grid, int32_t period) {
         return false;
   }
   return true;
+}
+
+int32_t held_period(int32_t own, int32_t asked, int32_t gpus) {
+  if (asked == 0) return own;
+  if (asked < own || asked % own != 0 || gpus % asked != 0)
+    throw UserError("a rotation period of " + std::to_string(asked) + " GPUs: expected a multiple of the schedule's own (" +
+                    std::to_string(own) + ") that divides the " + std::to_string(gpus) + " GPUs");
+  return asked;
 }
 
 bool rotation_expected(const Problem& problem, Layout layout, int32_t gpus) {

@@ -32,7 +32,9 @@ Schedule generate_usp(const Problem& problem, const GeneratorOptions& options, c
   // its all-to-alls are group 0's among its own GPUs, its ring sends go one group on. So where
   // the grid is the same under a shift by u, group 0's programs alone are held (rotation.hpp).
   const int32_t period = shape.first;
-  const bool by_rotation = options.by_rotation && period < gpus && grid_is_rotation_invariant(grid, period);
+  // (Held at its own period alone: a larger one asked for emits every GPU's program.)
+  const bool by_rotation = options.by_rotation && (options.rotation_period == 0 || options.rotation_period == period) &&
+                           period < gpus && grid_is_rotation_invariant(grid, period);
   if (options.by_rotation && !by_rotation) {
     // Estimated as group 0's programs before the grid was known: every GPU's must fit too.
     GeneratorOptions full = options;

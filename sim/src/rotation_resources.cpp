@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "tessera/sim/collective_expansion.hpp"
+#include "tessera/sim/symmetric_period.hpp"
 #include "tessera/topologies/routing.hpp"
 
 namespace tessera::sim {
@@ -36,8 +37,10 @@ class ResourceClasses {
 
 // The distinct (source, destination) rank pairs the held programs move data between: a send's
 // GPU and its peer; a collective's transfers, or, where it runs as a ring (all-gather,
-// reduce-scatter: collective_expansion.hpp), each member and the next.
-std::set<std::pair<int32_t, int32_t>> held_pairs(const Schedule& schedule) {
+// reduce-scatter: collective_expansion.hpp), each member and the next. Held at `period`, a
+// multiple of the schedule's own, the GPUs held are the schedule's shifted by multiples of its
+// period up to `period`, and so are their pairs.
+std::set<std::pair<int32_t, int32_t>> held_pairs(const Schedule& schedule, int32_t period) {
   std::set<std::pair<int32_t, int32_t>> pairs;
   for (const Op& op : schedule.ops)
     if (op.kind == OpKind::send) pairs.emplace(op.gpu, op.peer);
@@ -50,17 +53,31 @@ std::set<std::pair<int32_t, int32_t>> held_pairs(const Schedule& schedule) {
     }
     for (const Transfer& transfer : collective.transfers) pairs.emplace(transfer.src, transfer.dst);
   }
-  return pairs;
+  std::set<std::pair<int32_t, int32_t>> held;
+  for (int32_t shift = 0; shift < period; shift += schedule.period)
+    for (const auto& [src, dst] : pairs) held.emplace((src + shift) % schedule.gpus, (dst + shift) % schedule.gpus);
+  return held;
+}
+
+// Two links the same to a flow and to the cost model: capacity, bandwidth, latency and kind.
+bool same_link(const topo::Topology& topology, int32_t a, int32_t b) {
+  const topo::LinkInfo &one = topology.link(a), &other = topology.link(b);
+  return topology.resource_bytes_per_s[static_cast<size_t>(one.resource)] ==
+             topology.resource_bytes_per_s[static_cast<size_t>(other.resource)] &&
+         one.bytes_per_s == other.bytes_per_s && one.latency_s == other.latency_s && one.link_class == other.link_class &&
+         one.inter_node == other.inter_node;
 }
 
 }  // namespace
 
 RotationResources rotation_resources(const Schedule& schedule, const topo::Topology& topology,
-                                     std::span<const int32_t> placement) {
+                                     std::span<const int32_t> placement, int32_t period) {
   RotationResources result;
-  const int32_t gpus = schedule.gpus, period = schedule.period;
-  if (period < 1 || gpus % period != 0) {
-    result.why_not = "the period " + std::to_string(period) + " does not divide the " + std::to_string(gpus) + " GPUs";
+  const int32_t gpus = schedule.gpus;
+  if (period == 0) period = schedule.period;
+  if (period < 1 || gpus % period != 0 || schedule.period < 1 || period % schedule.period != 0) {
+    result.why_not = "the period " + std::to_string(period) + " does not divide the " + std::to_string(gpus) +
+                     " GPUs or is not a multiple of the schedule's " + std::to_string(schedule.period);
     return result;
   }
   const int32_t copies = gpus / period;
@@ -69,35 +86,37 @@ RotationResources rotation_resources(const Schedule& schedule, const topo::Topol
   ResourceClasses classes(resource_count);
   // Each resource a held route reaches, with the routes' positions joined into its class.
   std::vector<uint8_t> reached(resource_count, 0);
-  auto resources_of = [&](int32_t src, int32_t dst) {
-    std::vector<int32_t> resources;
-    for (int32_t edge : router.route(placement[static_cast<size_t>(src)], placement[static_cast<size_t>(dst)]))
-      resources.push_back(topology.link(edge).resource);
-    return resources;
+  auto edges_of = [&](int32_t src, int32_t dst) {
+    const auto route = router.route(placement[static_cast<size_t>(src)], placement[static_cast<size_t>(dst)]);
+    return std::vector<int32_t>(route.begin(), route.end());
   };
   // Each held pair's own route (its copy shifted by 0), named, kept for the last check below.
   std::vector<std::pair<std::string, std::vector<int32_t>>> held_routes;
-  for (const auto& [src, dst] : held_pairs(schedule)) {
+  for (const auto& [src, dst] : held_pairs(schedule, period)) {
     const std::string pair = "the route from GPU " + std::to_string(src) + " to GPU " + std::to_string(dst);
-    const std::vector<int32_t>& held = held_routes.emplace_back(pair, resources_of(src, dst)).second;
+    const std::vector<int32_t> held_edges = edges_of(src, dst);
+    std::vector<int32_t>& held = held_routes.emplace_back(pair, std::vector<int32_t>{}).second;
+    for (int32_t edge : held_edges) held.push_back(topology.link(edge).resource);
     std::vector<std::vector<int32_t>> at_position(held.size());
     for (int32_t copy = 0; copy < copies; ++copy) {
       const int32_t shift = copy * period;
-      const std::vector<int32_t> shifted = copy == 0 ? held : resources_of((src + shift) % gpus, (dst + shift) % gpus);
+      const std::vector<int32_t> shifted = copy == 0 ? held_edges : edges_of((src + shift) % gpus, (dst + shift) % gpus);
       if (shifted.size() != held.size()) {
         result.why_not = pair + " has " + std::to_string(held.size()) + " hops and its copy shifted by " +
                          std::to_string(shift) + " GPUs " + std::to_string(shifted.size());
         return result;
       }
       for (size_t position = 0; position < held.size(); ++position) {
-        const auto resource = static_cast<size_t>(shifted[position]);
-        if (topology.resource_bytes_per_s[resource] != topology.resource_bytes_per_s[static_cast<size_t>(held[position])]) {
-          result.why_not = pair + " and its copy shifted by " + std::to_string(shift) + " GPUs cross links of different bandwidths";
+        // Equal latencies and kinds too: the flow model and the routed cost read them.
+        if (!same_link(topology, held_edges[position], shifted[position])) {
+          result.why_not = pair + " and its copy shifted by " + std::to_string(shift) +
+                           " GPUs cross links of different bandwidths, latencies or kinds";
           return result;
         }
-        reached[resource] = 1;
-        at_position[position].push_back(shifted[position]);
-        classes.join(held[position], shifted[position]);
+        const auto resource = topology.link(shifted[position]).resource;
+        reached[static_cast<size_t>(resource)] = 1;
+        at_position[position].push_back(resource);
+        classes.join(held[position], resource);
       }
     }
     for (auto& resources : at_position) {
@@ -132,6 +151,13 @@ RotationResources rotation_resources(const Schedule& schedule, const topo::Topol
     }
   }
   return result;
+}
+
+int32_t symmetric_period(const Schedule& held, const topo::Topology& topology, std::span<const int32_t> placement) {
+  if (held.form != ProgramForm::rotation || held.period < 1) return 0;
+  for (int32_t period = held.period; period < held.gpus; period += held.period)
+    if (held.gpus % period == 0 && rotation_resources(held, topology, placement, period).why_not.empty()) return period;
+  return 0;
 }
 
 }  // namespace tessera::sim

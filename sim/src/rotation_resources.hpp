@@ -10,10 +10,10 @@
 //
 // That holds when the shift is a symmetry of the routes the held transfers take: the routes of a
 // transfer's P / period shifted copies have the same length and cross distinct resources of equal
-// capacity at each position, and no class gathers more than those P / period resources (two
-// different positions or routes mapped onto one class would stand for resources that are not
-// twins). A route crossing one class twice is refused too: its twins would share a resource
-// that the flow meets once.
+// capacity, bandwidth, latency and kind at each position, and no class gathers more than those
+// P / period resources (two different positions or routes mapped onto one class would stand for
+// resources that are not twins). A route crossing one class twice is refused too: its twins
+// would share a resource that the flow meets once.
 #include <cstdint>
 #include <span>
 #include <string>
@@ -32,8 +32,10 @@ struct RotationResources {
 };
 
 // For a schedule held by rotation, its transfers (sends to their peers, collectives' transfers)
-// and their shifted copies routed between the GPUs `placement` gives their ranks.
+// and their shifted copies routed between the GPUs `placement` gives their ranks. `period`: the
+// programs held, a multiple of the schedule's period (0: the schedule's own), for asking whether
+// the schedule may be held at a larger period on this network (symmetric_period.hpp).
 RotationResources rotation_resources(const Schedule& schedule, const topo::Topology& topology,
-                                     std::span<const int32_t> placement);
+                                     std::span<const int32_t> placement, int32_t period = 0);
 
 }  // namespace tessera::sim

@@ -5,11 +5,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <memory>
+#include <optional>
 #include <set>
+#include <stdexcept>
 
 #include "tessera/core/error.hpp"
 #include "tessera/scenario/plan.hpp"
 #include "tessera/schedules/resource_estimate.hpp"
+#include "tessera/topologies/builders.hpp"
+#include "tessera/topologies/routed_network.hpp"
 
 using namespace tessera;
 using namespace tessera::scenario;
@@ -175,4 +180,115 @@ TEST_CASE("plan refuses a problem with fewer tokens than GPUs", "[plan]") {
   Scenario base = small_scenario("");
   base.problem.seq_len = 4;
   CHECK_THROWS_WITH(scenario::plan(base), Catch::Contains("every GPU needs at least one token"));
+}
+
+namespace {
+
+// Four servers of two GPUs, one NIC per GPU on its rail, leaves of two servers (rail-optimised:
+// leaf r of a group takes NIC r of both servers), so two leaf groups under the spines.
+// A ring's GPU 1 -> 2 stays under one leaf; its shift by one server, GPU 3 -> 4, crosses a spine:
+// shifts by 1, 2 and 3 GPUs move a route onto one of another length. A shift by 4 (one leaf
+// group) maps every route onto one of the same links' kinds, group 0's leaves onto group 1's:
+// the smallest period the network is symmetric under is 4.
+std::shared_ptr<const topo::Topology> two_leaf_groups(int32_t nodes) {
+  topo::HierarchicalSpec spec;
+  spec.nodes = nodes;
+  spec.gpus_per_node = 2;
+  spec.nics_per_node = 2;
+  spec.leaf_down_ports = 2;
+  return std::make_shared<const topo::Topology>(topo::build_hierarchical(spec));
+}
+
+void require_same_figures(const Evaluation& held, const Evaluation& whole) {
+  CHECK(held.figures.cost.time_s == whole.figures.cost.time_s);
+  REQUIRE(held.figures.cost.gpus.size() == whole.figures.cost.gpus.size());
+  for (size_t g = 0; g < whole.figures.cost.gpus.size(); ++g) {
+    INFO("GPU " << g);
+    const costmodel::GpuCost &mine = held.figures.cost.gpus[g], &theirs = whole.figures.cost.gpus[g];
+    CHECK(mine.comm_s == theirs.comm_s);
+    CHECK(mine.compute_s == theirs.compute_s);
+    CHECK(mine.finish_s == theirs.finish_s);
+    CHECK(mine.received_bytes == theirs.received_bytes);
+    CHECK(mine.sent_bytes == theirs.sent_bytes);
+    CHECK(mine.peak_memory_bytes == theirs.peak_memory_bytes);
+  }
+  REQUIRE(held.figures.network.has_value());
+  REQUIRE(whole.figures.network.has_value());
+  CHECK(held.figures.network->loads.edge_bytes == whole.figures.network->loads.edge_bytes);
+  CHECK(held.figures.network->loads.inter_node_bytes == whole.figures.network->loads.inter_node_bytes);
+  CHECK(held.figures.network->busiest_link == whole.figures.network->busiest_link);
+  REQUIRE(held.simulation.has_value());
+  CHECK(held.figures.simulated_s == whole.figures.simulated_s);
+  CHECK(held.figures.simulated_bound->total_s() == whole.figures.simulated_bound->total_s());
+  REQUIRE(held.simulation->gpus.size() == whole.simulation->gpus.size());
+  for (size_t g = 0; g < whole.simulation->gpus.size(); ++g) {
+    INFO("simulated GPU " << g);
+    CHECK(held.simulation->gpus[g].finish_s == whole.simulation->gpus[g].finish_s);
+    CHECK(held.simulation->gpus[g].received_bytes == whole.simulation->gpus[g].received_bytes);
+  }
+  CHECK(held.simulation->transfers == whole.simulation->transfers);
+}
+
+}  // namespace
+
+TEST_CASE("figures alone on servers under leaves come from a leaf group's programs and equal the full run's",
+          "[evaluate][rotation]") {
+  struct Case {
+    const char* algorithm;
+    std::optional<TileShape> tile;
+    const char* variant;
+    int32_t period;  // held on two_leaf_groups: 4, or 0 for every GPU's program
+  };
+  // Mesh 2 x 4 holds a row of two GPUs on the uniform network: a leaf group's four here. USP 2 x 4
+  // holds its own Ulysses group alone, never 4: every GPU's program. ATTENTION2D's one ring
+  // (GPU 0 on the uniform network) sends partials from every GPU to every other, and the spine
+  // each route between the groups takes is hashed from its ends: GPU 0 -> 4 and its shift by 4,
+  // 4 -> 0, need not cross twin spines, so no period holds: every GPU's program.
+  for (const Case& c : {Case{"ring", std::nullopt, "", 4}, Case{"ring", std::nullopt, "pass-q", 4},
+                        Case{"mesh", TileShape{2, 4}, "", 4}, Case{"attention2d", TileShape{1, 8}, "ring", 0},
+                        Case{"usp", TileShape{2, 4}, "", 0}}) {
+    Scenario scenario = small_scenario(c.algorithm);
+    scenario.options.tile = c.tile;
+    scenario.options.variant = c.variant;
+    scenario.network.topology = two_leaf_groups(4);
+    scenario.simulation = make_simulation(SimulationText{}, scenario.hardware);
+    scenario.figures_only = false;
+    const Evaluation whole = evaluate(scenario);
+    scenario.figures_only = true;
+    const Evaluation held = evaluate(scenario);
+    INFO(held.schedule().name());
+    REQUIRE(whole.schedule().form == ProgramForm::full);
+    if (c.period == 0) {
+      CHECK(held.schedule().form == ProgramForm::full);
+    } else {
+      REQUIRE(held.schedule().form == ProgramForm::rotation);
+      CHECK(held.schedule().period == c.period);
+    }
+    require_same_figures(held, whole);
+  }
+}
+
+TEST_CASE("a network symmetric under no shift prices and simulates every GPU's program", "[evaluate][rotation]") {
+  // Three servers under leaves of two: the third server's leaves hold no second one. Shifted by
+  // one server (2 GPUs), GPU 1 -> 2 stays under a leaf and GPU 3 -> 4 does not; shifted by 3, a
+  // route inside a server (GPU 0 -> 1) becomes one between servers (GPU 3 -> 4).
+  Scenario scenario = small_scenario("ring");
+  scenario.problem.seq_len = 12 * 1024;
+  scenario.options.gpus = 6;
+  scenario.network.topology = two_leaf_groups(3);
+  scenario.simulation = make_simulation(SimulationText{}, scenario.hardware);
+  scenario.figures_only = false;
+  const Evaluation whole = evaluate(scenario);
+  scenario.figures_only = true;
+  const Evaluation held = evaluate(scenario);
+  CHECK(held.schedule().form == ProgramForm::full);
+  require_same_figures(held, whole);
+  // Held by rotation all the same, the routed cost refuses it: GPU 0 -> 1 stays inside a server,
+  // its shift by one GPU, 1 -> 2, leaves it.
+  schedules::GeneratorOptions options = scenario.options;
+  options.by_rotation = true;
+  const auto ring = schedules::generate_checked("ring", scenario.problem, options);
+  REQUIRE(ring.schedule().form == ProgramForm::rotation);
+  const topo::RoutedNetwork routed(*scenario.network.topology, topo::order_ranks(*scenario.network.topology, 6, "linear"));
+  CHECK_THROWS_AS(costmodel::cost_schedule(ring, scenario.hardware, &routed), std::logic_error);
 }

@@ -16,6 +16,7 @@
 #include "tessera/schedules/generators.hpp"
 #include "tessera/sim/gpu_profile.hpp"
 #include "tessera/sim/simulator.hpp"
+#include "tessera/sim/symmetric_period.hpp"
 #include "tessera/topologies/builders.hpp"
 #include "tessera/topologies/description.hpp"
 #include "tessera/topologies/placement.hpp"
@@ -133,4 +134,68 @@ TEST_CASE("a network that breaks the rotation's symmetry refuses the held form, 
   const topo::Topology uniform = topo::build_switch(16, 50e9, 2.5e-6);
   REQUIRE_THROWS_WITH(sim::simulate(held, uniform, topo::order_ranks(uniform, 16, "linear"), sim::gpu_profile("h100"), channels),
                       Catch::Contains("1 GPU(s) alone"));
+}
+
+TEST_CASE("on servers under leaves, a leaf group's programs simulate every GPU's run", "[sim][rotation]") {
+  // Four servers of two GPUs, one NIC per GPU on its rail, leaves of two servers: two leaf
+  // groups. A ring's GPU 1 -> 2 stays under a leaf and its shift by one server, GPU 3 -> 4,
+  // crosses a spine; shifted by one GPU, GPU 0 -> 1 inside a server becomes 1 -> 2 between
+  // servers. A shift by a leaf group (4 GPUs) maps every route onto one of the same kinds of
+  // links: the smallest period is 4 wherever the schedule's own divides it.
+  topo::HierarchicalSpec spec;
+  spec.nodes = 4;
+  spec.gpus_per_node = 2;
+  spec.nics_per_node = 2;
+  spec.leaf_down_ports = 2;
+  const topo::Topology servers = topo::build_hierarchical(spec);
+  const std::vector<int32_t> placement = topo::order_ranks(servers, 8, "linear");
+  const std::vector<Case> cases = {{"ring", 8, std::nullopt, ""},
+                                   {"ring", 8, std::nullopt, "pass-q"},
+                                   {"mesh", 8, TileShape{2, 4}, ""},
+                                   {"mesh", 8, TileShape{4, 2}, ""}};
+  for (MaskKind mask : {MaskKind::causal, MaskKind::full})
+    for (int32_t buffers : {2, 0})
+      for (const Case& c : cases) {
+        const Problem problem = test::llama_like(c.gpus * 2048, mask, Pass::both);
+        GeneratorOptions options;
+        options.gpus = c.gpus;
+        options.tile = c.tile;
+        options.variant = c.variant;
+        options.buffers = buffers;
+        const CheckedSchedule full = generate_checked(c.algorithm, problem, options);
+        options.by_rotation = true;
+        const CheckedSchedule own = generate_checked(c.algorithm, problem, options);
+        INFO(own.schedule().name() << ", " << to_string(mask) << ", buffers " << buffers);
+        REQUIRE(own.schedule().form == ProgramForm::rotation);
+        REQUIRE(sim::symmetric_period(own.schedule(), servers, placement) == 4);
+        options.rotation_period = 4;
+        const CheckedSchedule held = generate_checked(c.algorithm, problem, options);
+        REQUIRE(held.schedule().form == ProgramForm::rotation);
+        REQUIRE(held.schedule().period == 4);
+        sim::SimOptions flow;
+        require_same_simulation(full, held, servers, flow);
+        sim::SimOptions alpha_beta;
+        alpha_beta.fidelity = sim::Fidelity::alpha_beta;
+        require_same_simulation(full, held, servers, alpha_beta);
+      }
+  // ATTENTION2D's one ring held at a period larger than its own (1) too, on the uniform network,
+  // which looks the same under any shift.
+  const Problem problem = test::llama_like(8 * 2048, MaskKind::causal, Pass::both);
+  GeneratorOptions ring_2d;
+  ring_2d.gpus = 8;
+  ring_2d.tile = TileShape{8, 1};
+  ring_2d.variant = "ring";
+  const CheckedSchedule full = generate_checked("attention2d", problem, ring_2d);
+  ring_2d.by_rotation = true;
+  ring_2d.rotation_period = 4;
+  const CheckedSchedule held = generate_checked("attention2d", problem, ring_2d);
+  REQUIRE(held.schedule().period == 4);
+  require_same_simulation(full, held, topo::build_switch(8, 50e9, 2.5e-6), sim::SimOptions{});
+  // A period must be a multiple of the schedule's own that divides the GPUs.
+  GeneratorOptions odd;
+  odd.gpus = 8;
+  odd.by_rotation = true;
+  odd.rotation_period = 3;
+  REQUIRE_THROWS_WITH(generate_checked("ring", test::llama_like(8 * 2048, MaskKind::causal, Pass::both), odd),
+                      Catch::Contains("rotation period of 3 GPUs") && Catch::Contains("divides the 8 GPUs"));
 }

@@ -67,9 +67,12 @@ struct Evaluation {
 };
 
 // Whether generate() asks the generator for a period's programs alone (GeneratorOptions::
-// by_rotation): figures alone on the uniform network, priced by the analytical model or by a
-// simulation of GPUs of their own (no ranks sharing devices, no channel limit: both are per
-// GPU). A ranking estimates its candidates' memory with it too.
+// by_rotation): figures alone, priced by the analytical model or by a simulation of GPUs of
+// their own (no ranks sharing devices, no channel limit: both are per GPU), on the uniform
+// network or on a topology with a placement given (a searched one reads every GPU's
+// transfers). On a topology, generate() holds the period the network is symmetric under
+// (sim/symmetric_period.hpp), or every GPU's program where none is. A ranking estimates its
+// candidates' memory with it too, on the uniform network.
 bool priced_by_rotation(const Scenario& scenario);
 
 // The schedule of a scenario, generated and checked: a Mesh planned for the network and GPU it

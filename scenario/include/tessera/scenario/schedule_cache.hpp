@@ -54,6 +54,7 @@ struct ScheduleKey {
   std::string variant;
   int32_t buffers = 0;
   bool by_rotation = false;            // ring, mesh, usp: a period's programs alone where the generator can
+  int32_t rotation_period = 0;         // with by_rotation: the period asked for (0: the schedule's own)
   std::vector<uint64_t> plan_hardware_bits;  // Mesh only: PlanHardware's five figures, bit for bit
   bool has_mesh_hops = false;
   std::string forward_hops, backward_hops;

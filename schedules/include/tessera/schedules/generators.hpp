@@ -59,6 +59,11 @@ struct GeneratorOptions {
   // (schedules/rotation.hpp), else every GPU's. Only for figures the analytical model prices on
   // the uniform network: scenario::generate asks for it where nothing else is wanted.
   bool by_rotation = false;
+  // With by_rotation: the GPUs whose programs are held where the network looks the same only
+  // under larger shifts than the schedule's own (a ring under leaves of 256 GPUs holds 256:
+  // sim/symmetric_period.hpp); a multiple of the own period that divides the GPUs (rotation.hpp's
+  // held_period). 0: the own period. usp holds only its own and emits in full for any other.
+  int32_t rotation_period = 0;
 };
 
 struct GeneratorInfo {

@@ -99,9 +99,10 @@ MeshProgram plan_mesh_program(const Problem& problem, const GeneratorOptions& op
 // or 1 for a single row (b = 1).
 int32_t mesh_rotation_period(const TileShape& tile);
 // With by_rotation, the programs of one period of GPUs alone where the grid allows it
-// (ProgramForm::rotation, generators.hpp's GeneratorOptions::by_rotation): a row of a tiles.
+// (ProgramForm::rotation, generators.hpp's GeneratorOptions::by_rotation): a row of a tiles, or
+// `rotation_period` GPUs where asked (GeneratorOptions::rotation_period).
 Schedule emit_mesh_program(const MeshProgram& program, const Problem& problem, const BlockGrid& grid, int32_t gpus,
-                           bool by_rotation = false);
+                           bool by_rotation = false, int32_t rotation_period = 0);
 
 // generate_unchecked("mesh", ...) stopped before the ops: the validated problem's grid and plan.
 struct PlannedMesh {

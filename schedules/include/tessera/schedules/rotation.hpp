@@ -33,6 +33,12 @@ inline DataItem rotate(const DataItem& item, int64_t shift, int32_t gpus) {
   return DataItem{item.kind, item.head_group, rotate(item.chunk, shift, gpus)};
 }
 
+// The period a generator holds: the schedule's own (`own`), or, where the network looks the same
+// only under larger shifts (a ring under leaves of 256 GPUs: sim/symmetric_period.hpp), the one
+// asked for (GeneratorOptions::rotation_period; 0 asks for none), which must be a multiple of
+// `own` that divides the GPUs (UserError otherwise).
+int32_t held_period(int32_t own, int32_t asked, int32_t gpus);
+
 // GPU g runs the program of GPU base_gpu(g), shifted by g - base_gpu(g).
 inline int32_t base_gpu(int32_t gpu, int32_t period) { return gpu % period; }
 

@@ -20,11 +20,14 @@ struct LinkLoads {
   int64_t inter_node_total() const;
 };
 
+// A schedule held by rotation (core/schedule.hpp) counts each held transfer for every shifted
+// copy, routed between the copy's own GPUs: the same loads as the full program's.
 LinkLoads compute_link_loads(Router& router, const std::vector<int32_t>& placement,
                              const schedules::CheckedSchedule& checked);
 
 // The same transfers summed per ordered rank pair, whatever the placement: one entry per pair
 // that exchanges data, ordered by (source, destination). Placing it is routing each pair once.
+// Needs the full program.
 struct RankTraffic {
   int32_t src_rank = 0;
   int32_t dst_rank = 0;
