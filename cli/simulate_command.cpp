@@ -70,9 +70,10 @@ int run_simulate(const ProblemFlags& problem_flags, const ScheduleFlags& schedul
   scenario.simulation = scenario::make_simulation(
       scenario::SimulationText{flags.gpu, flags.calibration, flags.fidelity, flags.channels, flags.chunk}, scenario.hardware);
   scenario.network = make_network(network_flags, scenario.options.gpus);
-  // Without a trace or the ops CSV, every figure printed is a GPU's or a link's: a schedule run
-  // alike up to rotation is simulated from a period's programs (scenario::priced_by_rotation).
-  scenario.figures_only = flags.trace.empty() && flags.ops_csv.empty();
+  // The table prints figures of GPUs and links alone (and the critical path's length): a schedule
+  // run alike up to rotation is simulated from a period's programs (scenario::priced_by_rotation).
+  // A trace, the ops CSV and the JSON (its critical path names ops of every GPU) need every op.
+  scenario.figures_only = flags.trace.empty() && flags.ops_csv.empty() && !common.json;
   const auto started = std::chrono::steady_clock::now();
   const scenario::Evaluation evaluation = scenario::evaluate(scenario);
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -88,6 +88,7 @@ TEST_CASE("figures alone, simulated on the uniform network, come from a period's
     CHECK(held.simulation->lower_bound_s == whole.simulation->lower_bound_s);
     CHECK(held.figures.cost.time_s == whole.figures.cost.time_s);
     CHECK(held.figures.cost.peak_memory_bytes_max == whole.figures.cost.peak_memory_bytes_max);
+    CHECK(held.simulation->critical_path.size() == whole.simulation->critical_path.size());
   }
   // With channels limited per GPU, the held GPUs cannot stand for the others: in full.
   Scenario limited = small_scenario("ring");
@@ -227,6 +228,8 @@ void require_same_figures(const Evaluation& held, const Evaluation& whole) {
     CHECK(held.simulation->gpus[g].received_bytes == whole.simulation->gpus[g].received_bytes);
   }
   CHECK(held.simulation->transfers == whole.simulation->transfers);
+  // `simulate` prints the critical path's length held as in full (its ops are a held GPU's).
+  CHECK(held.simulation->critical_path.size() == whole.simulation->critical_path.size());
 }
 
 }  // namespace

@@ -246,22 +246,26 @@ TEST_CASE("a sweep's tables are the same bytes with the schedule cache, without 
   const auto on = counts("on");
   // Without a topology a point asks for one schedule; on h100-ib a Mesh point asks twice (the
   // uniform plan that places its ranks, then the plan for the placed rings): 72 + 12 asks.
-  CHECK(on[0] + on[1] == 84);
-  // Distinct schedules, per GPU count: usp one (the bandwidth, the network and the fidelity are
+  // Held by rotation on h100-ib (scenario::generate), a schedule is asked for at its own period,
+  // then again at the network's where that is larger: at 8 GPUs, one server, none is (its
+  // NVSwitch looks the same from every GPU); at 16 GPUs, two servers, one server's 8 GPUs is
+  // (sim/symmetric_period.hpp), so the 6 ring and the 12 Mesh asks there are asked twice: 102.
+  CHECK(on[0] + on[1] == 102);
+  // Distinct schedules. usp: one per GPU count (the bandwidth, the network and the fidelity are
   // not its, and at 8 and 16 GPUs its default split is u = P, one group, which no rotation
-  // shortens); ring two, GPU 0's program alone for its points on the uniform network, analytic
-  // and flow (core/schedule.hpp's ProgramForm::rotation; the simulator runs it so too,
-  // sim/src/rotation_resources.hpp) and every GPU's for h100-ib's; mesh one per bandwidth and
-  // fidelity on the uniform network (its planner weighs the link's bandwidth, and under flow the
-  // GPU profile's block rate), held by rotation (one row of its GPU grid); the h100-ib points
-  // plan theirs in full for their first, uniform plan, one per bandwidth and fidelity (6 more);
-  // and one placed plan per fidelity on h100-ib (its rings run over h100-ib's links whatever the
-  // bandwidth field; the linear placement is the same for every bandwidth):
-  // 1 + 2 + 6 + 6 + 2 = 17, 34 in all.
-  CHECK(on[0] == 34);
+  // shortens). ring: GPU 0's program (core/schedule.hpp's ProgramForm::rotation), for every
+  // point at 8 GPUs and the uniform network's at 16, and a server's programs for h100-ib's at 16.
+  // mesh: one per bandwidth and fidelity on the uniform network (its planner weighs the link's
+  // bandwidth, and under flow the GPU profile's block rate), held by rotation (one row of its GPU
+  // grid), which the h100-ib points' first, uniform plans share at their own period, and at 16
+  // GPUs hold again at a server's (6 more); then one placed plan per fidelity on h100-ib (its
+  // rings run over h100-ib's links whatever the bandwidth field; the linear placement is the same
+  // for every bandwidth), at 16 GPUs at both periods (4). At 8 GPUs 1 + 1 + 6 + 2 = 10, at 16
+  // 1 + 2 + 6 + 6 + 4 = 19: 29 in all.
+  CHECK(on[0] == 29);
   CHECK(on[2] == 0);
   const auto small = counts("small");
-  CHECK(small[0] + small[1] == 84);
+  CHECK(small[0] + small[1] == 102);
   CHECK(small[1] > 0);
   CHECK(small[2] > 0);
 }
