@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "tessera/core/error.hpp"
@@ -93,16 +94,16 @@ CheckedSchedule generate(const Scenario& scenario, ScheduleCache* cache) {
   // rotation_sim_test.cpp), at a fraction of the ops.
   schedules::GeneratorOptions options = scenario.options;
   options.by_rotation = priced_by_rotation(scenario);
-  CheckedSchedule checked = generate_checked(scenario.algorithm, scenario.problem, options, target, cache);
+  std::optional<CheckedSchedule> checked = generate_checked(scenario.algorithm, scenario.problem, options, target, cache);
   const topo::Topology* topology = scenario.network.topology.get();
-  if (topology == nullptr || checked.schedule().form != ProgramForm::rotation) return checked;
+  if (topology == nullptr || checked->schedule().form != ProgramForm::rotation) return std::move(*checked);
   // On a topology the schedule's own period holds only where the network looks the same from
   // every GPU shifted by it (a ring on a single switch); servers and leaves ask for a larger one
   // (a leaf group's GPUs), and some networks for none: then every GPU's program.
-  const Schedule& held = checked.schedule();
-  const std::vector<int32_t> placement = topo::order_ranks(*topology, held.gpus, scenario.network.placement);
-  const int32_t period = sim::symmetric_period(held, *topology, placement);
-  if (period == held.period) return checked;
+  const std::vector<int32_t> placement = topo::order_ranks(*topology, checked->schedule().gpus, scenario.network.placement);
+  const int32_t period = sim::symmetric_period(checked->schedule(), *topology, placement);
+  if (period == checked->schedule().period) return std::move(*checked);
+  checked.reset();  // its block grid (8 MB at 1,024 GPUs) is not kept while the next is made
   options.by_rotation = period > 0;
   options.rotation_period = period;
   return generate_checked(scenario.algorithm, scenario.problem, options, target, cache);

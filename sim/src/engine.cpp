@@ -93,19 +93,36 @@ const std::vector<double>& Engine::busy_s() const {
 
 // --- building the task DAG ---------------------------------------------------------------
 
-int32_t Engine::begin_transfer() {
-  transfers_.push_back(Transfer{static_cast<int32_t>(tasks_.size()), 0, 0, nullptr});
-  return static_cast<int32_t>(transfers_.size() - 1);
+int32_t Engine::store_task(const Task& task) {
+  if (free_tasks_.empty()) {
+    tasks_.push_back(task);
+    return static_cast<int32_t>(tasks_.size() - 1);
+  }
+  const int32_t slot = free_tasks_.back();
+  free_tasks_.pop_back();
+  tasks_[static_cast<size_t>(slot)] = task;
+  return slot;
 }
+
+int32_t Engine::store_transfer(Transfer transfer) {
+  if (free_transfers_.empty()) {
+    transfers_.push_back(std::move(transfer));
+    last_begun_ = static_cast<int32_t>(transfers_.size() - 1);
+  } else {
+    last_begun_ = free_transfers_.back();
+    free_transfers_.pop_back();
+    transfers_[static_cast<size_t>(last_begun_)] = std::move(transfer);
+  }
+  return last_begun_;
+}
+
+int32_t Engine::begin_transfer() { return store_transfer(Transfer{}); }
 
 int32_t Engine::begin_transfer(std::unique_ptr<TaskSource> source) {
   const int64_t tasks = source->task_count();
   if (tasks < 0 || tasks >= std::numeric_limits<int32_t>::max())
     throw UserError("a collective of " + std::to_string(tasks) + " messages: more than the simulator can count");
-  Transfer transfer{static_cast<int32_t>(tasks_.size()), static_cast<int32_t>(tasks), static_cast<int32_t>(tasks),
-                    std::move(source)};
-  transfers_.push_back(std::move(transfer));
-  return static_cast<int32_t>(transfers_.size() - 1);
+  return store_transfer(Transfer{-1, -1, static_cast<int32_t>(tasks), std::move(source)});
 }
 
 Engine::Task Engine::make_task(int32_t transfer, int32_t src_rank, int32_t dst_rank, double bytes,
@@ -121,20 +138,22 @@ Engine::Task Engine::make_task(int32_t transfer, int32_t src_rank, int32_t dst_r
 }
 
 int32_t Engine::add_task(int32_t transfer, int32_t src_rank, int32_t dst_rank, double bytes, bool pays_overhead) {
-  // A transfer's tasks are contiguous, so that start_transfer() finds them as a range.
-  if (static_cast<size_t>(transfer) + 1 != transfers_.size())
-    throw std::logic_error("engine tasks go to the transfer begun last");
-  Transfer& owner = transfers_[static_cast<size_t>(transfer)];
-  if (owner.source || static_cast<size_t>(owner.first_task + owner.task_count) != tasks_.size())
-    throw std::logic_error("engine tasks are added to a transfer without a task source, before any task is made");
+  if (transfer != last_begun_) throw std::logic_error("engine tasks go to the transfer begun last");
+  if (transfers_[static_cast<size_t>(transfer)].source)
+    throw std::logic_error("engine tasks are added to a transfer without a task source");
   if (tasks_.size() >= static_cast<size_t>(std::numeric_limits<int32_t>::max()))
     throw UserError("the simulation needs more than " + std::to_string(std::numeric_limits<int32_t>::max()) +
-                    " messages (lower the GPU count, or raise --chunk)");
-  tasks_.push_back(make_task(transfer, src_rank, dst_rank, bytes, pays_overhead));
-  ++owner.task_count;
+                    " messages in flight at once (lower the GPU count, or raise --chunk)");
+  const int32_t slot = store_task(make_task(transfer, src_rank, dst_rank, bytes, pays_overhead));
+  Transfer& owner = transfers_[static_cast<size_t>(transfer)];
+  if (owner.last_task >= 0)
+    tasks_[static_cast<size_t>(owner.last_task)].next_in_transfer = slot;
+  else
+    owner.first_task = slot;
+  owner.last_task = slot;
   ++owner.tasks_left;
   ++task_count_;
-  return static_cast<int32_t>(tasks_.size() - 1);
+  return slot;
 }
 
 void Engine::start_task(int32_t transfer, int32_t src_rank, int32_t dst_rank, double bytes, bool pays_overhead,
@@ -143,15 +162,7 @@ void Engine::start_task(int32_t transfer, int32_t src_rank, int32_t dst_rank, do
     throw std::logic_error("engine tasks are started by the task source of their transfer");
   Task task = make_task(transfer, src_rank, dst_rank, bytes, pays_overhead);
   task.tag = tag;
-  int32_t slot = 0;
-  if (!free_tasks_.empty()) {
-    slot = free_tasks_.back();
-    free_tasks_.pop_back();
-    tasks_[static_cast<size_t>(slot)] = task;
-  } else {
-    slot = static_cast<int32_t>(tasks_.size());
-    tasks_.push_back(task);
-  }
+  const int32_t slot = store_task(task);
   ++task_count_;
   request(slot);
 }
@@ -173,13 +184,15 @@ void Engine::start_transfer(int32_t transfer) {
   if (started.tasks_left == 0) {
     started.source.reset();
     client_.transfer_arrived(transfer);
+    free_transfers_.push_back(transfer);
     return;
   }
   if (started.source) {
     started.source->start(*this, transfer);
     return;
   }
-  for (int32_t task = started.first_task; task < started.first_task + started.task_count; ++task)
+  // (request() launches or queues; it adds no task, so the list stays as it is.)
+  for (int32_t task = started.first_task; task >= 0; task = tasks_[static_cast<size_t>(task)].next_in_transfer)
     if (tasks_[static_cast<size_t>(task)].waiting == 0) request(task);
 }
 
@@ -291,17 +304,19 @@ void Engine::arrived(int32_t task_id) {
   Transfer& owner = transfers_[static_cast<size_t>(transfer)];
   if (owner.source) {
     owner.source->arrived(*this, transfer, task.tag);  // may grow tasks_: `task` is not used after
-    free_tasks_.push_back(task_id);
   } else {
     for (int32_t edge = task.first_dependent; edge >= 0; edge = dependents_[static_cast<size_t>(edge)].next) {
       const int32_t next = dependents_[static_cast<size_t>(edge)].task;
       if (--tasks_[static_cast<size_t>(next)].waiting == 0) request(next);
     }
   }
+  // Nothing refers to an arrived task again: its transfer's list was walked when it started.
+  free_tasks_.push_back(task_id);
   Transfer& done = transfers_[static_cast<size_t>(transfer)];
   if (--done.tasks_left == 0) {
     done.source.reset();
     client_.transfer_arrived(transfer);
+    free_transfers_.push_back(transfer);
   }
 }
 

@@ -128,7 +128,9 @@ void ScheduleRun::start_collective(size_t index) {
 }
 
 int32_t ScheduleRun::begin_transfer(TransferOps ops, int32_t transfer) {
-  transfer_ops_.push_back(ops);
+  // The engine reuses an arrived transfer's number: this slot is free again by then.
+  if (static_cast<size_t>(transfer) >= transfer_ops_.size()) transfer_ops_.resize(static_cast<size_t>(transfer) + 1);
+  transfer_ops_[static_cast<size_t>(transfer)] = ops;
   for_each_op(ops, [&](uint32_t op) {
     const auto gpu = static_cast<size_t>(schedule_.ops[op].gpu);
     if (in_flight_[gpu]++ == 0) busy_since_s_[gpu] = engine_.now_s();

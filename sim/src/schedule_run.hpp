@@ -62,7 +62,7 @@ class ScheduleRun final : public EngineClient {
   std::vector<uint8_t> posted_;            // per op: launched
   std::vector<uint32_t> arrived_members_;  // per collective: members that reached it
   std::vector<uint32_t> ready_;            // ops to launch at this instant, in order
-  std::vector<TransferOps> transfer_ops_;  // per engine transfer
+  std::vector<TransferOps> transfer_ops_;  // per engine transfer number in flight
   // Communication time per GPU is the union of its transfers' lifetimes: transfers in flight,
   // and since when the count is above zero.
   std::vector<int32_t> in_flight_;

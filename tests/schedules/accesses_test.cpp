@@ -45,7 +45,13 @@ void check_accesses_match_op_data(const std::string& algorithm, const Problem& p
   options.gpus = gpus;
   const CheckedSchedule checked = generate_checked(algorithm, problem, options);
   const Schedule& schedule = checked.schedule();
-  const ScheduleAnalysis& analysis = checked.analysis();
+  // A checked schedule keeps no access lists (its consumers never read them); the check's own
+  // analysis has them.
+  CHECK(checked.analysis().accesses.empty());
+  CHECK(checked.analysis().access_offsets.empty());
+  const CheckResult result = check_schedule(schedule, checked.grid());
+  REQUIRE(result.ok());
+  const ScheduleAnalysis& analysis = result.analysis;
   REQUIRE(analysis.access_offsets.size() == schedule.ops.size() + 1);
   size_t mismatched = 0;
   for (size_t index = 0; index < schedule.ops.size(); ++index) {

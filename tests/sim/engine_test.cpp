@@ -108,3 +108,57 @@ TEST_CASE("non-finite durations and sizes are refused up front, naming the input
     CHECK_THROWS_WITH(engine.start_transfer(transfer), Catch::Contains("B/s"));
   }
 }
+
+namespace {
+
+// Starts `transfers` transfers one after another, each of two 1 MB messages in series (0 -> 1),
+// the next once the last has arrived; records each transfer's number and arrival time.
+struct OneAfterAnother final : sim::EngineClient {
+  sim::Engine* engine = nullptr;
+  int32_t transfers = 0;
+  int32_t started = 0;
+  bool in_flight = false;
+  std::vector<std::pair<int32_t, double>> arrived;
+  void before_next_event() override {
+    if (in_flight || started == transfers) return;
+    const int32_t transfer = engine->begin_transfer();
+    const int32_t first = engine->add_task(transfer, 0, 1, 1e6, true);
+    const int32_t second = engine->add_task(transfer, 0, 1, 1e6, true);
+    engine->add_dependency(first, second);
+    engine->start_transfer(transfer);
+    ++started;
+    in_flight = true;
+  }
+  void transfer_arrived(int32_t transfer) override {
+    arrived.emplace_back(transfer, engine->now_s());
+    in_flight = false;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("an arrived transfer's number and its tasks' slots are used again", "[sim][engine]") {
+  // 100 transfers in series, each of two 1 MB messages in series over a 1 GB/s link without
+  // latency: transfer k arrives at 2k ms. Only one transfer and two tasks are ever in flight, so
+  // the engine holds two task slots and reuses the first transfer's number every time, while
+  // counting all 200 tasks.
+  const topo::Topology pair = topo::build_ring(2, 1e9, 0, true);
+  for (sim::Fidelity fidelity : {sim::Fidelity::flow, sim::Fidelity::alpha_beta}) {
+    sim::EngineOptions options;
+    options.fidelity = fidelity;
+    OneAfterAnother client;
+    client.transfers = 100;
+    sim::Engine engine(pair, {0, 1}, options, client);
+    client.engine = &engine;
+    engine.run();
+    INFO(sim::to_string(fidelity));
+    REQUIRE(client.arrived.size() == 100);
+    for (size_t k = 0; k < client.arrived.size(); ++k) {
+      CHECK(client.arrived[k].first == client.arrived[0].first);
+      CHECK(client.arrived[k].second == Approx(2e-3 * static_cast<double>(k + 1)).epsilon(1e-12));
+    }
+    CHECK(engine.task_count() == 200);
+    CHECK(engine.task_slots() == 2);
+    CHECK(engine.received_bytes() == std::vector<double>{0, 2e8});
+  }
+}

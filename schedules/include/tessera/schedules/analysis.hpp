@@ -44,7 +44,8 @@ struct GpuMemory {
 };
 
 struct ScheduleAnalysis {
-  // What every op reads and writes, in CSR form (computed once, used by every consumer).
+  // What every op reads and writes, in CSR form: computed once, for the check's dependencies,
+  // outputs and memory walk; a CheckedSchedule's analysis drops it (checker.cpp's check).
   std::vector<uint32_t> access_offsets;
   std::vector<DataAccess> accesses;
 

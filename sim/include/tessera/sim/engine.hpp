@@ -103,7 +103,9 @@ class Engine {
          EngineClient& client);
 
   // Expanding work into tasks: tasks go to the transfer begun last (std::logic_error
-  // otherwise); start_transfer() then sets them going.
+  // otherwise); start_transfer() then sets them going. A transfer's number, and its tasks'
+  // slots, are reused once it has arrived (transfer_arrived): a run holds the transfers in
+  // flight, not the millions it makes (a ring at 1,024 GPUs, 3 M).
   int32_t begin_transfer();
   // A transfer whose tasks `source` makes as it runs (none may be added with add_task).
   int32_t begin_transfer(std::unique_ptr<TaskSource> source);
@@ -130,7 +132,7 @@ class Engine {
   double now_s() const { return now_s_; }
   // Tasks added or started so far (made tasks counted once each, though their slots are reused).
   size_t task_count() const { return task_count_; }
-  // Task slots ever allocated: what the tasks hold in memory at the peak.
+  // Task slots ever allocated: what the tasks hold in memory at the peak (slots are reused).
   size_t task_slots() const { return tasks_.size(); }
   size_t event_count() const { return event_count_; }
   // Per rank: the bytes of the tasks that arrived there.
@@ -149,6 +151,7 @@ class Engine {
     double latency_s = 0;       // set when it starts
     int32_t waiting = 0;        // tasks it still waits for
     int32_t first_dependent = -1, last_dependent = -1;  // into dependents_
+    int32_t next_in_transfer = -1;  // the transfer's next task, in the order they were added
     bool pays_overhead = true;
   };
   struct Dependent {
@@ -156,8 +159,7 @@ class Engine {
     int32_t next = -1;  // the next dependent of the same task, -1 at the end
   };
   struct Transfer {
-    int32_t first_task = 0;
-    int32_t task_count = 0;
+    int32_t first_task = -1, last_task = -1;  // its added tasks, a list through next_in_transfer
     int32_t tasks_left = 0;
     std::unique_ptr<TaskSource> source;  // set: its tasks are made as it runs
   };
@@ -170,6 +172,8 @@ class Engine {
   };
 
   Task make_task(int32_t transfer, int32_t src_rank, int32_t dst_rank, double bytes, bool pays_overhead) const;
+  int32_t store_task(const Task& task);  // into a free slot, or a new one
+  int32_t store_transfer(Transfer transfer);
   void push_event(double time_s, EventKind kind, uint32_t subject);
   void count_event();
   bool has_channel(const Task& task) const;
@@ -189,10 +193,12 @@ class Engine {
   size_t event_count_ = 0;
 
   std::vector<Task> tasks_;
-  std::vector<int32_t> free_tasks_;  // slots of made tasks that arrived, for the next made tasks
+  std::vector<int32_t> free_tasks_;  // slots of tasks that arrived, for the next tasks
   size_t task_count_ = 0;
   std::vector<Dependent> dependents_;
   std::vector<Transfer> transfers_;
+  std::vector<int32_t> free_transfers_;  // numbers of transfers that arrived
+  int32_t last_begun_ = -1;              // the transfer add_task adds to
   std::vector<int32_t> task_of_flow_;
   std::vector<int32_t> sending_, receiving_;  // channels in use per rank
   std::vector<std::deque<int32_t>> queued_;   // per source rank, tasks waiting for a channel
