@@ -68,10 +68,8 @@ bool same_link(const topo::Topology& topology, int32_t a, int32_t b) {
          one.inter_node == other.inter_node;
 }
 
-}  // namespace
-
-RotationResources rotation_resources(const Schedule& schedule, const topo::Topology& topology,
-                                     std::span<const int32_t> placement, int32_t period) {
+RotationResources classes_of(const Schedule& schedule, const topo::Topology& topology, topo::Router& router,
+                             std::span<const int32_t> placement, int32_t period) {
   RotationResources result;
   const int32_t gpus = schedule.gpus;
   if (period == 0) period = schedule.period;
@@ -82,7 +80,6 @@ RotationResources rotation_resources(const Schedule& schedule, const topo::Topol
   }
   const int32_t copies = gpus / period;
   const size_t resource_count = topology.resource_bytes_per_s.size();
-  topo::Router router(topology);
   ResourceClasses classes(resource_count);
   // Each resource a held route reaches, with the routes' positions joined into its class.
   std::vector<uint8_t> reached(resource_count, 0);
@@ -153,10 +150,20 @@ RotationResources rotation_resources(const Schedule& schedule, const topo::Topol
   return result;
 }
 
+}  // namespace
+
+RotationResources rotation_resources(const Schedule& schedule, const topo::Topology& topology,
+                                     std::span<const int32_t> placement, int32_t period) {
+  topo::Router router(topology);
+  return classes_of(schedule, topology, router, placement, period);
+}
+
 int32_t symmetric_period(const Schedule& held, const topo::Topology& topology, std::span<const int32_t> placement) {
   if (held.form != ProgramForm::rotation || held.period < 1) return 0;
+  // One router for every period tried: its tables take longer to build than the routes asked.
+  topo::Router router(topology);
   for (int32_t period = held.period; period < held.gpus; period += held.period)
-    if (held.gpus % period == 0 && rotation_resources(held, topology, placement, period).why_not.empty()) return period;
+    if (held.gpus % period == 0 && classes_of(held, topology, router, placement, period).why_not.empty()) return period;
   return 0;
 }
 

@@ -59,7 +59,7 @@ void ScheduleRun::launch(uint32_t index) {
   switch (op.kind) {
     case OpKind::compute:
     case OpKind::merge: {
-      const double seconds = op_compute_s(schedule_, grid_, op, gpu_);
+      const double seconds = compute_s(op);
       result_.gpus[static_cast<size_t>(op.gpu)].compute_s += seconds;
       engine_.start_compute_on(op.gpu, seconds, index);
       break;
@@ -80,6 +80,15 @@ void ScheduleRun::launch(uint32_t index) {
       break;
     }
   }
+}
+
+double ScheduleRun::compute_s(const Op& op) {
+  if (op.kind != OpKind::compute || op.count != 1) return op_compute_s(schedule_, grid_, op, gpu_);
+  const BlockRef& block = schedule_.blocks_of(op)[0];
+  const OneBlock key{op.pass, grid_.chunk_tokens(block.q_chunk), grid_.chunk_tokens(block.kv_chunk),
+                     grid_.pairs(block.q_chunk, block.kv_chunk)};
+  if (!last_block_ || last_block_->first != key) last_block_.emplace(key, op_compute_s(schedule_, grid_, op, gpu_));
+  return last_block_->second;
 }
 
 void ScheduleRun::start_messages(uint32_t send, uint32_t recv) {

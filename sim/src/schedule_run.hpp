@@ -10,7 +10,9 @@
 // The ops of a transfer complete when it arrives. A GPU communicates while at least one of
 // its transfers is in flight.
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "tessera/schedules/checker.hpp"
@@ -41,6 +43,7 @@ class ScheduleRun final : public EngineClient {
   void transfer_arrived(int32_t transfer) override;
 
   void launch(uint32_t op);
+  double compute_s(const Op& op);  // op_compute_s, the last one-block op's kept
   void start_messages(uint32_t send, uint32_t recv);
   void start_collective(size_t collective);
   // Records the ops and the communication start of the engine transfer just begun.
@@ -63,6 +66,14 @@ class ScheduleRun final : public EngineClient {
   std::vector<uint32_t> arrived_members_;  // per collective: members that reached it
   std::vector<uint32_t> ready_;            // ops to launch at this instant, in order
   std::vector<TransferOps> transfer_ops_;  // per engine transfer number in flight
+  // A one-block compute op's time hangs on its pass, its chunks' tokens and its pairs alone; most
+  // ops of a run are blocks of one shape (a zigzag ring's: half full), so the last is kept.
+  struct OneBlock {
+    Pass pass;
+    int64_t query_tokens, key_tokens, pairs;
+    friend bool operator==(const OneBlock&, const OneBlock&) = default;
+  };
+  std::optional<std::pair<OneBlock, double>> last_block_;
   // Communication time per GPU is the union of its transfers' lifetimes: transfers in flight,
   // and since when the count is above zero.
   std::vector<int32_t> in_flight_;

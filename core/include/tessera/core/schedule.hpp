@@ -118,11 +118,14 @@ std::string to_string(const TileShape& tile);
 // g - g mod period, modulo the GPU count; its collectives are among GPUs held, each standing for
 // its twins among the GPUs shifted. A ring has period 1 on chunks of equal work, a Mesh of a x b
 // tiles period a (one row of its GPU grid; 1 when b = 1), USP u x r period u (one Ulysses
-// group, with its all-to-alls), ATTENTION2D's ring variant on 1 x P or P x 1 period 1. A ring at 1,024 GPUs is 6 M ops in full and
-// 6 K in this form, and on a uniform network GPU g's figures are GPU (g mod period)'s. The
-// analysis, the checker, the analytical cost model (schedules/rotation.hpp) and the simulator, on
-// a network that looks the same from every shifted GPU (sim/src/rotation_resources.hpp), read
-// this form; every other consumer needs the full program and says so (require_full_program).
+// group, with its all-to-alls), ATTENTION2D's ring variant on 1 x P or P x 1 period 1; any
+// multiple of these that divides P holds too (a ring under leaves of 256 GPUs: 256,
+// sim/symmetric_period.hpp). A ring at 1,024 GPUs is 6 M ops in full and 6 K in this form, and
+// on a uniform network GPU g's figures are GPU (g mod period)'s. The analysis, the checker, the
+// analytical cost model (schedules/rotation.hpp; on a topology, where every shifted copy of a
+// transfer is as fast), the link loads and the simulator, on a network that looks the same from
+// every shifted GPU (sim/src/rotation_resources.hpp), read this form; every other consumer needs
+// the full program and says so (require_full_program).
 enum class ProgramForm : uint8_t { full, rotation };
 
 struct Schedule {
