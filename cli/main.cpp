@@ -20,9 +20,11 @@ int main(int argc, char** argv) {
                "Run `tessera plan` to rank every schedule for a built-in Llama-3-8B-like layer\n"
                "(32 heads, 8 KV heads, d=128, bf16, causal) at 1M tokens on 256 GPUs."};
   app.set_version_flag("--version", std::string("tessera ") + TESSERA_VERSION);
-  app.footer("Counts and sizes: 4096, or K, M, G, T for powers of 1024 (128K tokens = 131072; --size 1G = 2^30\n"
-             "bytes); sizes in bytes also take kB, MB, GB, TB (powers of 1000) and KiB, MiB, GiB, TiB.\n"
-             "Bandwidths carry their unit, SI: 400Gb/s (bits) or 50GB/s (bytes). Printed bytes are SI.");
+  const std::string units =
+      "Counts and sizes: 4096, or K, M, G, T for powers of 1024 (128K tokens = 131072; --size 1G = 2^30\n"
+      "bytes); sizes in bytes also take kB, MB, GB, TB (powers of 1000) and KiB, MiB, GiB, TiB.\n"
+      "Bandwidths carry their unit, SI: 400Gb/s (bits) or 50GB/s (bytes). Printed bytes are SI.";
+  app.footer(units);
   app.require_subcommand(0, 1);
 
   ProblemFlags problem;
@@ -91,6 +93,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   simulation->add_flag("--json", common.json, "print one JSON object");
   simulation->add_flag("--per-gpu", common.per_gpu, "with --json: add per-GPU figures");
+  simulation->footer(
+      units + "\n\n"
+      "The table alone is simulated from one period's programs wherever every GPU runs alike up to a shift the network\n"
+      "looks the same under (a ring: GPU 0's on a uniform network, a leaf group's on h100-ib), with the same figures.\n"
+      "--trace, --ops-csv and --json (its critical path names every op) simulate every GPU's program: at 1,024 GPUs\n"
+      "a ring on h100-ib:128 is then 6 M ops, some 5 times the time and the memory.");
 
   auto add_backend_flags = [&](CLI::App& command) {
     command.add_option("--backend", execute.backend, "cpu (the reference executor) or cuda")->capture_default_str();
