@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 
 #include "tessera/schedules/op_data.hpp"
 #include "tessera/schedules/rotation.hpp"
@@ -396,10 +397,11 @@ void record_accesses(const Schedule& schedule, ScheduleAnalysis& analysis) {
   }
 }
 
-// Which ops free each receive's buffer (ScheduleAnalysis::releases), and the edges that make
-// the k-th receive on a stream of B buffers wait for the releases of the (k-B)-th.
-void add_buffer_dependencies(const Schedule& schedule, ScheduleAnalysis& analysis, const std::vector<uint32_t>& gpu_offsets,
-                             const std::vector<uint32_t>& by_gpu, std::vector<std::pair<uint32_t, uint32_t>>& edges) {
+// The edges that make the k-th receive on a stream of B buffers wait for the ops that free the
+// (k-B)-th (its releases), and where asked the releases themselves (buffer_releases).
+void add_buffer_dependencies(const Schedule& schedule, const ScheduleAnalysis& analysis,
+                             const std::vector<uint32_t>& gpu_offsets, const std::vector<uint32_t>& by_gpu,
+                             std::vector<std::pair<uint32_t, uint32_t>>& edges, BufferReleases* freeing = nullptr) {
   const size_t op_count = schedule.ops.size();
   const size_t streams = schedule.stream_names.size();
   // Per receive, its last reader on each stream (kNone where none), `streams` entries apiece.
@@ -451,29 +453,34 @@ void add_buffer_dependencies(const Schedule& schedule, ScheduleAnalysis& analysi
       }
     }
   }
-  analysis.release_offsets.assign(op_count + 1, 0);
-  analysis.releases.clear();
+  if (freeing == nullptr) return;
+  freeing->offsets.assign(op_count + 1, 0);
+  freeing->releases.clear();
   for (size_t index = 0; index < op_count; ++index) {
     if (receive_slot[index] != kNone)
       for (size_t s = 0; s < streams; ++s)
         if (last_reader[receive_slot[index] * streams + s] != kNone)
-          analysis.releases.push_back(last_reader[receive_slot[index] * streams + s]);
-    analysis.release_offsets[index + 1] = static_cast<uint32_t>(analysis.releases.size());
+          freeing->releases.push_back(last_reader[receive_slot[index] * streams + s]);
+    freeing->offsets[index + 1] = static_cast<uint32_t>(freeing->releases.size());
   }
+}
+
+// Each GPU's ops in program order: by_gpu[gpu_offsets[g] .. gpu_offsets[g + 1]).
+void programs_by_gpu(const Schedule& schedule, std::vector<uint32_t>& gpu_offsets, std::vector<uint32_t>& by_gpu) {
+  const size_t op_count = schedule.ops.size();
+  gpu_offsets.assign(static_cast<size_t>(schedule.gpus) + 1, 0);
+  for (const auto& op : schedule.ops) ++gpu_offsets[static_cast<size_t>(op.gpu) + 1];
+  for (size_t g = 0; g < static_cast<size_t>(schedule.gpus); ++g) gpu_offsets[g + 1] += gpu_offsets[g];
+  by_gpu.assign(op_count, 0);
+  std::vector<uint32_t> fill(gpu_offsets.begin(), gpu_offsets.end() - 1);
+  for (uint32_t index = 0; index < op_count; ++index) by_gpu[fill[static_cast<size_t>(schedule.ops[index].gpu)]++] = index;
 }
 
 std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analysis) {
   const size_t op_count = schedule.ops.size();
   record_accesses(schedule, analysis);
-  // Ops per GPU in program order.
-  std::vector<uint32_t> gpu_offsets(static_cast<size_t>(schedule.gpus) + 1, 0);
-  for (const auto& op : schedule.ops) ++gpu_offsets[static_cast<size_t>(op.gpu) + 1];
-  for (size_t g = 0; g < static_cast<size_t>(schedule.gpus); ++g) gpu_offsets[g + 1] += gpu_offsets[g];
-  std::vector<uint32_t> by_gpu(op_count);
-  {
-    std::vector<uint32_t> fill(gpu_offsets.begin(), gpu_offsets.end() - 1);
-    for (uint32_t index = 0; index < op_count; ++index) by_gpu[fill[static_cast<size_t>(schedule.ops[index].gpu)]++] = index;
-  }
+  std::vector<uint32_t> gpu_offsets, by_gpu;
+  programs_by_gpu(schedule, gpu_offsets, by_gpu);
 
   // The buffer edges first, sorted by op (buffer_deps[buffer_offsets[i] ..) for op i), so each
   // op's list below takes them in with its data dependencies, and their working tables are gone
@@ -570,6 +577,17 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
 }
 
 }  // namespace
+
+BufferReleases buffer_releases(const Schedule& schedule, const ScheduleAnalysis& analysis) {
+  if (analysis.access_offsets.size() != schedule.ops.size() + 1)
+    throw std::logic_error("buffer_releases: the analysis has no access lists (check_schedule's has them)");
+  std::vector<uint32_t> gpu_offsets, by_gpu;
+  programs_by_gpu(schedule, gpu_offsets, by_gpu);
+  std::vector<std::pair<uint32_t, uint32_t>> edges;
+  BufferReleases freeing;
+  add_buffer_dependencies(schedule, analysis, gpu_offsets, by_gpu, edges, &freeing);
+  return freeing;
+}
 
 std::string analyze_schedule(const Schedule& schedule, ScheduleAnalysis& analysis) {
   analysis = ScheduleAnalysis{};

@@ -1,7 +1,7 @@
 // Bounded buffers in the CPU executor: replaying the executor's own trace, no rank ever holds
 // more remote chunks on a receive stream than the schedule's buffers, and the results still
 // equal dense attention. A receive holds its buffer from when it runs until every op that frees
-// it (ScheduleAnalysis::releases) has run.
+// it (schedules::buffer_releases) has run.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -36,7 +36,8 @@ Problem causal_problem(Pass pass) {
 // The interpreter runs one op at a time, so its trace is a sequence: ops sorted by their
 // recorded start (ties, within the clock's resolution, by the order they were run in). A
 // receive holds a buffer from its place in the sequence until after its last release.
-int32_t most_buffers_held(const Schedule& schedule, const ScheduleAnalysis& analysis, const ExecutionRecord& record) {
+int32_t most_buffers_held(const Schedule& schedule, const ScheduleAnalysis& analysis, const BufferReleases& freeing,
+                          const ExecutionRecord& record) {
   std::vector<size_t> run_position(schedule.ops.size());
   for (size_t position = 0; position < analysis.order.size(); ++position) run_position[analysis.order[position]] = position;
   std::vector<uint32_t> sequence(analysis.order.begin(), analysis.order.end());
@@ -51,7 +52,7 @@ int32_t most_buffers_held(const Schedule& schedule, const ScheduleAnalysis& anal
     const Op& op = schedule.ops[index];
     if (op.kind != OpKind::recv) continue;
     size_t freed = place[index];
-    for (uint32_t release : analysis.releases_of(index)) freed = std::max(freed, place[release]);
+    for (uint32_t release : freeing.of(index)) freed = std::max(freed, place[release]);
     auto& list = events[{op.gpu, op.stream}];
     list.emplace_back(place[index], +1);
     list.emplace_back(freed + 1, -1);  // free once its last release has run
@@ -82,7 +83,10 @@ Executed execute(const std::string& algorithm, const Problem& problem, const Gen
   ExecutionRecord record;
   make_executor("cpu", {})->execute(checked, result, record);
   Executed executed;
-  executed.most_held = most_buffers_held(schedule, checked.analysis(), record);
+  // The releases come from the check's own analysis, which keeps the access lists.
+  const CheckResult check = check_schedule(schedule, checked.grid());
+  REQUIRE(check.ok());
+  executed.most_held = most_buffers_held(schedule, checked.analysis(), buffer_releases(schedule, check.analysis), record);
   if (problem.has_forward()) executed.error = std::max(executed.error, max_abs_error(result.out, reference.out));
   if (problem.has_backward()) executed.error = std::max(executed.error, max_abs_error(result.d_k, reference.d_k));
   return executed;

@@ -4,6 +4,7 @@
 // op_data's items, in its order (reads, writes, inbox reads, inbox writes).
 #include <catch2/catch.hpp>
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,7 @@ void check_accesses_match_op_data(const std::string& algorithm, const Problem& p
   // analysis has them.
   CHECK(checked.analysis().accesses.empty());
   CHECK(checked.analysis().access_offsets.empty());
+  CHECK_THROWS_AS(buffer_releases(schedule, checked.analysis()), std::logic_error);
   const CheckResult result = check_schedule(schedule, checked.grid());
   REQUIRE(result.ok());
   const ScheduleAnalysis& analysis = result.analysis;

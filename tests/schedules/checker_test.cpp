@@ -460,7 +460,8 @@ TEST_CASE("a receive waits for a free buffer", "[checker][buffers]") {
     CHECK(waits_for(receives[2], step1_send[0]) == (buffers == 2));
     CHECK_FALSE(waits_for(receives[1], step1_compute[0]));
     // What frees receive 0's buffer: that compute and that send.
-    const auto releases = result.analysis.releases_of(receives[0]);
+    const BufferReleases freeing = buffer_releases(schedule, result.analysis);
+    const auto releases = freeing.of(receives[0]);
     CHECK(std::set<uint32_t>(releases.begin(), releases.end()) ==
           std::set<uint32_t>{static_cast<uint32_t>(step1_compute[0]), static_cast<uint32_t>(step1_send[0])});
   }

@@ -68,15 +68,19 @@ GeneratorOptions options_for(int32_t gpus, Layout layout, int32_t buffers = 2) {
 }
 
 // The most buffers held at once on any (GPU, receive stream): a receive holds one from its
-// start until every op that frees it (ScheduleAnalysis::releases) has finished.
+// start until every op that frees it (schedules::buffer_releases) has finished.
 int32_t most_buffers_held(const Run& run) {
   const Schedule& schedule = run.schedule();
+  // The releases come from the check's own analysis, which keeps the access lists.
+  const schedules::CheckResult check = schedules::check_schedule(schedule, run.checked->grid());
+  REQUIRE(check.ok());
+  const schedules::BufferReleases freeing = schedules::buffer_releases(schedule, check.analysis);
   std::map<std::pair<int32_t, int32_t>, std::vector<std::pair<double, int>>> events;  // (gpu, stream) -> (time, +1/-1)
   for (size_t index = 0; index < schedule.ops.size(); ++index) {
     const Op& op = schedule.ops[index];
     if (op.kind != OpKind::recv) continue;
     double freed = run.result.op_finish_s[index];
-    for (uint32_t release : run.checked->analysis().releases_of(index)) freed = std::max(freed, run.result.op_finish_s[release]);
+    for (uint32_t release : freeing.of(index)) freed = std::max(freed, run.result.op_finish_s[release]);
     auto& list = events[{op.gpu, op.stream}];
     list.emplace_back(run.result.op_start_s[index], +1);
     list.emplace_back(freed, -1);

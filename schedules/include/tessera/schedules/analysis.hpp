@@ -61,13 +61,9 @@ struct ScheduleAnalysis {
   // cost model and the memory walk take them in, the same on every GPU of a schedule run alike
   // up to rotation.
   std::vector<uint32_t> step_order;
-  // Remote-chunk buffers. For every receive, the ops whose completion frees what it brought:
-  // on each stream, the last op that reads a received input before it is replaced, and the
-  // merge that empties a received partial (CSR; empty for other ops). On a stream with B
-  // buffers (Schedule::stream_buffers), the k-th receive depends on the releases of the
-  // (k-B)-th, so it waits for a free buffer; those edges are part of `deps`.
-  std::vector<uint32_t> release_offsets;
-  std::vector<uint32_t> releases;
+  // (Remote-chunk buffers: on a stream with B buffers (Schedule::stream_buffers), the k-th
+  // receive depends on the releases of the (k-B)-th, so it waits for a free buffer; those edges
+  // are part of `deps`. The releases themselves: buffer_releases below.)
   // The dependencies reversed (CSR): ops waiting for op i are successors[successor_offsets[i] ..).
   std::vector<uint32_t> successor_offsets;
   std::vector<uint32_t> successors;
@@ -87,9 +83,6 @@ struct ScheduleAnalysis {
   std::span<const uint32_t> successors_of(size_t op) const {
     return {successors.data() + successor_offsets[op], successor_offsets[op + 1] - successor_offsets[op]};
   }
-  std::span<const uint32_t> releases_of(size_t op) const {
-    return {releases.data() + release_offsets[op], release_offsets[op + 1] - release_offsets[op]};
-  }
   std::span<const uint32_t> deps_of(size_t op) const {
     return {deps.data() + dep_offsets[op], dep_offsets[op + 1] - dep_offsets[op]};
   }
@@ -99,6 +92,22 @@ struct ScheduleAnalysis {
 // data present before use (in program order), every send matched by a recv of the same data,
 // every collective reached once by each member. Returns the first violation in words, or "".
 std::string analyze_schedule(const Schedule& schedule, ScheduleAnalysis& analysis);
+
+// Remote-chunk buffers. For every receive, the ops whose completion frees what it brought: on
+// each stream, the last op that reads a received input before it is replaced, and the merge that
+// empties a received partial (CSR; empty for other ops). What the buffer dependencies in `deps`
+// were made from, listed again on demand: no consumer of a schedule reads them, and kept in
+// every analysis they were 17 MB of a ring at 1,024 GPUs held by a leaf group.
+struct BufferReleases {
+  std::vector<uint32_t> offsets;  // per op, and one past the last
+  std::vector<uint32_t> releases;
+  std::span<const uint32_t> of(size_t op) const {
+    return {releases.data() + offsets[op], offsets[op + 1] - offsets[op]};
+  }
+};
+// Needs the analysis's access lists: check_schedule's (CheckResult), not a CheckedSchedule's,
+// which drops them (std::logic_error otherwise).
+BufferReleases buffer_releases(const Schedule& schedule, const ScheduleAnalysis& analysis);
 
 // Runs the schedule abstractly under rendezvous semantics and fills analysis.order (and the
 // successor lists).
