@@ -87,11 +87,11 @@ CheckedSchedule generate(const Scenario& scenario, ScheduleCache* cache) {
     const double chunk_tokens = static_cast<double>(scenario.problem.seq_len) / scenario.options.gpus;
     target.flops_per_s = scenario.simulation->gpu.block_flops_per_s(scenario.problem.dtype, chunk_tokens);
   }
-  // Figures alone: a schedule every GPU runs alike up to rotation needs
-  // the programs of a few GPUs alone (core/schedule.hpp's ProgramForm: GPU 0's for a ring, one
-  // row of the GPU grid for a Mesh). Its figures are the full program's, priced by the
-  // analytical model (tests/costmodel/rotation_test.cpp) or simulated (tests/sim/
-  // rotation_sim_test.cpp), at a fraction of the ops.
+  // Figures alone: a schedule every GPU runs alike up to rotation needs the programs of a few
+  // GPUs alone (core/schedule.hpp's ProgramForm: GPU 0's for a ring, one row of the GPU grid for
+  // a Mesh). Its figures are the full program's, priced by the analytical model
+  // (tests/costmodel/rotation_test.cpp) or simulated (tests/sim/rotation_sim_test.cpp), at a
+  // fraction of the ops.
   schedules::GeneratorOptions options = scenario.options;
   options.by_rotation = priced_by_rotation(scenario);
   std::optional<CheckedSchedule> checked = generate_checked(scenario.algorithm, scenario.problem, options, target, cache);
