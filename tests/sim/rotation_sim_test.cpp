@@ -82,6 +82,16 @@ struct Case {
   std::string variant;
 };
 
+// The case's generator options, every GPU's program (by_rotation false).
+GeneratorOptions options_of(const Case& c, int32_t buffers) {
+  GeneratorOptions options;
+  options.gpus = c.gpus;
+  options.tile = c.tile;
+  options.variant = c.variant;
+  options.buffers = buffers;
+  return options;
+}
+
 }  // namespace
 
 TEST_CASE("held by rotation, the uniform network simulates every GPU's run from a period's", "[sim][rotation]") {
@@ -96,12 +106,7 @@ TEST_CASE("held by rotation, the uniform network simulates every GPU's run from 
     for (int32_t buffers : {2, 0})
       for (const Case& c : cases) {
         const Problem problem = test::llama_like(c.gpus * 2048, mask, Pass::both);
-        GeneratorOptions options;
-        options.gpus = c.gpus;
-        options.tile = c.tile;
-        options.variant = c.variant;
-        options.buffers = buffers;
-        options.by_rotation = false;
+        GeneratorOptions options = options_of(c, buffers);
         const CheckedSchedule full = generate_checked(c.algorithm, problem, options);
         options.by_rotation = true;
         const CheckedSchedule held = generate_checked(c.algorithm, problem, options);
@@ -157,11 +162,7 @@ TEST_CASE("on servers under leaves, a leaf group's programs simulate every GPU's
     for (int32_t buffers : {2, 0})
       for (const Case& c : cases) {
         const Problem problem = test::llama_like(c.gpus * 2048, mask, Pass::both);
-        GeneratorOptions options;
-        options.gpus = c.gpus;
-        options.tile = c.tile;
-        options.variant = c.variant;
-        options.buffers = buffers;
+        GeneratorOptions options = options_of(c, buffers);
         const CheckedSchedule full = generate_checked(c.algorithm, problem, options);
         options.by_rotation = true;
         const CheckedSchedule own = generate_checked(c.algorithm, problem, options);
