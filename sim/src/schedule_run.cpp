@@ -27,6 +27,7 @@ ScheduleRun::ScheduleRun(const schedules::CheckedSchedule& checked, const topo::
     : schedule_(checked.schedule()),
       grid_(checked.grid()),
       analysis_(checked.analysis()),
+      successors_(schedules::reverse_dependencies(analysis_)),
       gpu_(gpu),
       options_(options),
       result_(result),
@@ -158,7 +159,7 @@ void ScheduleRun::transfer_arrived(int32_t transfer) {
 
 void ScheduleRun::complete(uint32_t op) {
   result_.op_finish_s[op] = engine_.now_s();
-  for (uint32_t next : analysis_.successors_of(op))
+  for (uint32_t next : successors_.of(op))
     if (--pending_[next] == 0) ready_.push_back(next);
 }
 

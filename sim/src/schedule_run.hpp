@@ -56,6 +56,7 @@ class ScheduleRun final : public EngineClient {
   const Schedule& schedule_;
   const BlockGrid& grid_;
   const schedules::ScheduleAnalysis& analysis_;
+  const schedules::Successors successors_;  // the ops each op's completion may start
   const GpuProfile& gpu_;
   const SimOptions& options_;
   SimResult& result_;

@@ -408,6 +408,7 @@ class ThreadedRun {
       : schedule_(checked.schedule()),
         grid_(checked.grid()),
         analysis_(checked.analysis()),
+        successors_(schedules::reverse_dependencies(analysis_)),
         interpreter_(interpreter),
         device_of_rank_(std::move(device_of_rank)),
         record_(record),
@@ -557,7 +558,7 @@ class ThreadedRun {
     record_.op_finish_s[index] = finish_s;
     const auto rank = static_cast<size_t>(schedule_.ops[index].gpu);
     if (--remaining_[rank] == 0) wake_[rank].notify_all();
-    for (uint32_t next : analysis_.successors_of(index)) {
+    for (uint32_t next : successors_.of(index)) {
       if (--pending_[next] != 0) continue;
       const Op& ready_op = schedule_.ops[next];
       if (ready_op.kind == OpKind::send || ready_op.kind == OpKind::recv || ready_op.kind == OpKind::collective) {
@@ -591,6 +592,7 @@ class ThreadedRun {
   const Schedule& schedule_;
   const BlockGrid& grid_;
   const ScheduleAnalysis& analysis_;
+  const schedules::Successors successors_;  // the ops each op's completion may start
   Interpreter& interpreter_;
   const std::vector<int32_t> device_of_rank_;
   ExecutionRecord& record_;
