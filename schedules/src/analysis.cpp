@@ -318,152 +318,183 @@ std::string match_collectives(const Schedule& schedule, ScheduleAnalysis& analys
   return "";
 }
 
-// An upper bound on the accesses record_accesses will store (op_data's lists before they are
-// deduplicated), or 0 where collectives make it costly to know. Reserving it up front spares the
-// vector its doublings: each copied the whole array (and held both) at the size where memory
-// peaks. Capacity never written is never touched, so a loose bound costs no resident memory.
-size_t access_bound(const Schedule& schedule) {
-  if (!schedule.collectives.empty()) return 0;
-  size_t bound = 0;
-  for (const Op& op : schedule.ops) {
-    switch (op.kind) {
-      case OpKind::compute: bound += 6 * static_cast<size_t>(op.count); break;
-      case OpKind::send: bound += 2 * static_cast<size_t>(op.count); break;
-      case OpKind::recv: bound += op.count; break;
-      case OpKind::merge: bound += 3 * static_cast<size_t>(op.count); break;
-      case OpKind::collective: return 0;
-    }
-  }
-  return bound;
+}  // namespace
+
+OpAccesses::OpAccesses(const Schedule& schedule) : schedule_(schedule) {
+  if (!schedule.collectives.empty()) transfers_.emplace(schedule);
 }
 
-void record_accesses(const Schedule& schedule, ScheduleAnalysis& analysis) {
-  OpData data;
-  std::optional<CollectiveTransfers> transfers;
-  if (!schedule.collectives.empty()) transfers.emplace(schedule);
-  analysis.access_offsets.assign(schedule.ops.size() + 1, 0);
-  analysis.accesses.clear();
-  analysis.accesses.reserve(access_bound(schedule));
-  for (size_t index = 0; index < schedule.ops.size(); ++index) {
-    const Op& op = schedule.ops[index];
-    if (op.count == 1 && op.kind != OpKind::compute && op.kind != OpKind::collective) {
-      // One item moved or merged (most ops of a ring or mesh): what op_data lists for it,
-      // without its four lists. A send reads it (and writes a partial it sends away), a recv
-      // writes it (a partial into the inbox), a merge reads the inbox and reads and writes it.
-      const DataItem& item = schedule.items[op.first];
-      const bool partial = is_accumulator(item.kind);
-      auto& list = analysis.accesses;
+std::span<const DataAccess> OpAccesses::of(size_t index) {
+  const Op& op = schedule_.ops[index];
+  auto& list = list_;
+  list.clear();
+  if (op.kind == OpKind::send || op.kind == OpKind::recv || op.kind == OpKind::merge) {
+    // Items moved or merged (every such op of a ring, a mesh or ATTENTION2D's rings): what
+    // op_data lists for them, without its four lists, where they come sorted and unique (as
+    // generators emit them; op_data sorts them otherwise). A send reads them (and writes the
+    // partials it sends away), a recv writes them (partials into the inbox), a merge reads,
+    // writes and reads the inbox.
+    const auto items = schedule_.items_of(op);
+    bool in_order = true;
+    for (size_t k = 1; k < items.size() && in_order; ++k) in_order = items[k - 1].key() < items[k].key();
+    if (in_order) {
       switch (op.kind) {
         case OpKind::send:
-          list.push_back({item, Access::read});
-          if (partial) list.push_back({item, Access::write});
+          for (const DataItem& item : items) list.push_back({item, Access::read});
+          for (const DataItem& item : items)
+            if (is_accumulator(item.kind)) list.push_back({item, Access::write});
           break;
-        case OpKind::recv: list.push_back({item, partial ? Access::inbox_write : Access::write}); break;
+        case OpKind::recv:
+          for (const DataItem& item : items)
+            if (!is_accumulator(item.kind)) list.push_back({item, Access::write});
+          for (const DataItem& item : items)
+            if (is_accumulator(item.kind)) list.push_back({item, Access::inbox_write});
+          break;
         default:  // merge
-          list.push_back({item, Access::read});
-          list.push_back({item, Access::write});
-          list.push_back({item, Access::inbox_read});
+          for (Access access : {Access::read, Access::write, Access::inbox_read})
+            for (const DataItem& item : items) list.push_back({item, access});
           break;
       }
-      analysis.access_offsets[index + 1] = static_cast<uint32_t>(list.size());
-      continue;
+      return list;
     }
-    if (op.count == 1 && op.kind == OpKind::compute) {
-      // One block (every op of a ring): op_data's lists for it, in its order (by kind).
-      const BlockRef& block = schedule.blocks[op.first];
-      const DataItem query{DataKind::Q, block.head_group, block.q_chunk}, key{DataKind::KV, block.head_group, block.kv_chunk};
-      auto of_query = [&](DataKind kind) { return DataItem{kind, block.head_group, block.q_chunk}; };
-      auto& list = analysis.accesses;
-      list.push_back({query, Access::read});
-      list.push_back({key, Access::read});
-      if (op.pass == Pass::forward) {
-        list.push_back({of_query(DataKind::O), Access::write});
-        list.push_back({of_query(DataKind::LSE), Access::write});
-      } else {
-        list.push_back({of_query(DataKind::dO), Access::read});
-        list.push_back({of_query(DataKind::Stats), Access::read});
-        list.push_back({of_query(DataKind::dQ), Access::write});
-        list.push_back({DataItem{DataKind::dKV, block.head_group, block.kv_chunk}, Access::write});
-      }
-      analysis.access_offsets[index + 1] = static_cast<uint32_t>(list.size());
-      continue;
-    }
-    op_data(schedule, op, data, transfers ? &*transfers : nullptr);
-    for (const auto& item : data.reads) analysis.accesses.push_back({item, Access::read});
-    for (const auto& item : data.writes) analysis.accesses.push_back({item, Access::write});
-    for (const auto& item : data.inbox_reads) analysis.accesses.push_back({item, Access::inbox_read});
-    for (const auto& item : data.inbox_writes) analysis.accesses.push_back({item, Access::inbox_write});
-    analysis.access_offsets[index + 1] = static_cast<uint32_t>(analysis.accesses.size());
   }
+  if (op.count == 1 && op.kind == OpKind::compute) {
+    // One block (every op of a ring): op_data's lists for it, in its order (by kind).
+    const BlockRef& block = schedule_.blocks[op.first];
+    const DataItem query{DataKind::Q, block.head_group, block.q_chunk}, key{DataKind::KV, block.head_group, block.kv_chunk};
+    auto of_query = [&](DataKind kind) { return DataItem{kind, block.head_group, block.q_chunk}; };
+    list.push_back({query, Access::read});
+    list.push_back({key, Access::read});
+    if (op.pass == Pass::forward) {
+      list.push_back({of_query(DataKind::O), Access::write});
+      list.push_back({of_query(DataKind::LSE), Access::write});
+    } else {
+      list.push_back({of_query(DataKind::dO), Access::read});
+      list.push_back({of_query(DataKind::Stats), Access::read});
+      list.push_back({of_query(DataKind::dQ), Access::write});
+      list.push_back({DataItem{DataKind::dKV, block.head_group, block.kv_chunk}, Access::write});
+    }
+    return list;
+  }
+  op_data(schedule_, op, data_, transfers_ ? &*transfers_ : nullptr);
+  for (const auto& item : data_.reads) list.push_back({item, Access::read});
+  for (const auto& item : data_.writes) list.push_back({item, Access::write});
+  for (const auto& item : data_.inbox_reads) list.push_back({item, Access::inbox_read});
+  for (const auto& item : data_.inbox_writes) list.push_back({item, Access::inbox_write});
+  return list;
 }
 
-// The edges that make the k-th receive on a stream of B buffers wait for the ops that free the
-// (k-B)-th (its releases), and where asked the releases themselves (buffer_releases).
-void add_buffer_dependencies(const Schedule& schedule, const ScheduleAnalysis& analysis,
-                             const std::vector<uint32_t>& gpu_offsets, const std::vector<uint32_t>& by_gpu,
-                             std::vector<std::pair<uint32_t, uint32_t>>& edges, BufferReleases* freeing = nullptr) {
-  const size_t op_count = schedule.ops.size();
-  const size_t streams = schedule.stream_names.size();
-  // Per receive, its last reader on each stream (kNone where none), `streams` entries apiece.
-  std::vector<uint32_t> receive_slot(op_count, kNone);
-  size_t receives = 0;
-  for (size_t index = 0; index < op_count; ++index)
-    if (schedule.ops[index].kind == OpKind::recv) receive_slot[index] = static_cast<uint32_t>(receives++);
-  std::vector<uint32_t> last_reader(receives * streams, kNone);
+namespace {
 
-  const ItemSlots slot(schedule);
-  std::vector<uint32_t> holder(item_slot_count(schedule), kNone);  // the receive whose buffer holds a slot
-  std::vector<size_t> touched;
-  std::vector<std::vector<uint32_t>> stream_receives(streams);
-  for (int32_t gpu = 0; gpu < schedule.gpus; ++gpu) {
-    for (auto& list : stream_receives) list.clear();
-    for (uint32_t position = gpu_offsets[static_cast<size_t>(gpu)]; position < gpu_offsets[static_cast<size_t>(gpu) + 1];
-         ++position) {
-      const uint32_t index = by_gpu[position];
-      const Op& op = schedule.ops[index];
-      const auto accesses = analysis.accesses_of(index);
-      for (const auto& access : accesses) {
+// One GPU's accesses, its ops listed once in program order for the two walks that read them
+// all (the buffers' and the dependencies').
+class ProgramAccesses {
+ public:
+  explicit ProgramAccesses(const Schedule& schedule) : listed_(schedule) {}
+  void list(std::span<const uint32_t> ops) {
+    accesses_.clear();
+    at_.assign(1, 0);
+    for (uint32_t index : ops) {
+      const auto accesses = listed_.of(index);
+      accesses_.insert(accesses_.end(), accesses.begin(), accesses.end());
+      at_.push_back(static_cast<uint32_t>(accesses_.size()));
+    }
+  }
+  // The k-th op listed.
+  std::span<const DataAccess> of(size_t k) const { return {accesses_.data() + at_[k], at_[k + 1] - at_[k]}; }
+
+ private:
+  OpAccesses listed_;
+  std::vector<DataAccess> accesses_;
+  std::vector<uint32_t> at_;
+};
+
+// The edges that make the k-th receive on a stream of B buffers wait for the ops that free the
+// (k-B)-th (its releases), one GPU at a time, and the releases themselves (buffer_releases).
+class BufferWalk {
+ public:
+  explicit BufferWalk(const Schedule& schedule)
+      : schedule_(schedule),
+        streams_(schedule.stream_names.size()),
+        receive_slot_(schedule.ops.size(), kNone),
+        slot_(schedule),
+        holder_(item_slot_count(schedule), kNone),
+        stream_receives_(streams_) {
+    size_t receives = 0;
+    for (size_t index = 0; index < schedule.ops.size(); ++index)
+      if (schedule.ops[index].kind == OpKind::recv) receive_slot_[index] = static_cast<uint32_t>(receives++);
+    last_reader_.assign(receives * streams_, kNone);
+  }
+
+  // Appends (op, dependency) for the ops of one GPU, `ops` in program order with their accesses
+  // listed in `accesses`; by op, ascending.
+  void walk(std::span<const uint32_t> ops, const ProgramAccesses& accesses, std::vector<std::pair<uint32_t, uint32_t>>& edges) {
+    const size_t streams = streams_;
+    for (auto& list : stream_receives_) list.clear();
+    for (size_t k = 0; k < ops.size(); ++k) {
+      const uint32_t index = ops[k];
+      const Op& op = schedule_.ops[index];
+      const auto listed = accesses.of(k);
+      for (const auto& access : listed) {
         const bool local_input = access.access() == Access::read && is_input(access.kind());
         if (!local_input && access.access() != Access::inbox_read) continue;
-        const uint32_t held_by = holder[slot(access.item(), access.access() == Access::inbox_read)];
-        if (held_by != kNone) last_reader[receive_slot[held_by] * streams + static_cast<size_t>(op.stream)] = index;
+        const uint32_t held_by = holder_[slot_(access.item(), access.access() == Access::inbox_read)];
+        if (held_by != kNone) last_reader_[receive_slot_[held_by] * streams + static_cast<size_t>(op.stream)] = index;
       }
-      for (const auto& access : accesses) {
+      for (const auto& access : listed) {
         const bool inbox = access.access() == Access::inbox_write || access.access() == Access::inbox_read;
         if (access.access() == Access::read) continue;
-        const size_t at = slot(access.item(), inbox);
+        const size_t at = slot_(access.item(), inbox);
         // A receive takes the slot into its buffer; anything else that writes it (a collective
         // gathering resident data, a merge emptying an inbox) ends the buffer's claim.
         const bool claims = op.kind == OpKind::recv && access.access() != Access::inbox_read;
-        if (holder[at] == kNone) touched.push_back(at);
-        holder[at] = claims ? index : kNone;
+        if (holder_[at] == kNone) touched_.push_back(at);
+        holder_[at] = claims ? index : kNone;
       }
-      if (op.kind == OpKind::recv) stream_receives[static_cast<size_t>(op.stream)].push_back(index);
+      if (op.kind == OpKind::recv) stream_receives_[static_cast<size_t>(op.stream)].push_back(index);
     }
-    for (size_t at : touched) holder[at] = kNone;
-    touched.clear();
+    for (size_t at : touched_) holder_[at] = kNone;
+    touched_.clear();
+    const size_t first = edges.size();
     for (size_t stream = 0; stream < streams; ++stream) {
-      const auto buffers = static_cast<size_t>(schedule.buffers_of_stream(static_cast<int32_t>(stream)));
-      const auto& list = stream_receives[stream];
+      const auto buffers = static_cast<size_t>(schedule_.buffers_of_stream(static_cast<int32_t>(stream)));
+      const auto& list = stream_receives_[stream];
       if (buffers == 0) continue;
       for (size_t k = buffers; k < list.size(); ++k) {
-        const size_t earlier = receive_slot[list[k - buffers]];
+        const size_t earlier = receive_slot_[list[k - buffers]];
         for (size_t s = 0; s < streams; ++s)
-          if (last_reader[earlier * streams + s] != kNone) edges.emplace_back(list[k], last_reader[earlier * streams + s]);
+          if (last_reader_[earlier * streams + s] != kNone) edges.emplace_back(list[k], last_reader_[earlier * streams + s]);
       }
     }
+    std::stable_sort(edges.begin() + static_cast<std::ptrdiff_t>(first), edges.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
   }
-  if (freeing == nullptr) return;
-  freeing->offsets.assign(op_count + 1, 0);
-  freeing->releases.clear();
-  for (size_t index = 0; index < op_count; ++index) {
-    if (receive_slot[index] != kNone)
-      for (size_t s = 0; s < streams; ++s)
-        if (last_reader[receive_slot[index] * streams + s] != kNone)
-          freeing->releases.push_back(last_reader[receive_slot[index] * streams + s]);
-    freeing->offsets[index + 1] = static_cast<uint32_t>(freeing->releases.size());
+
+  // After every GPU's walk: each receive's last reader on each stream.
+  BufferReleases releases() const {
+    const size_t op_count = schedule_.ops.size();
+    BufferReleases freeing;
+    freeing.offsets.assign(op_count + 1, 0);
+    for (size_t index = 0; index < op_count; ++index) {
+      if (receive_slot_[index] != kNone)
+        for (size_t s = 0; s < streams_; ++s)
+          if (last_reader_[receive_slot_[index] * streams_ + s] != kNone)
+            freeing.releases.push_back(last_reader_[receive_slot_[index] * streams_ + s]);
+      freeing.offsets[index + 1] = static_cast<uint32_t>(freeing.releases.size());
+    }
+    return freeing;
   }
-}
+
+ private:
+  const Schedule& schedule_;
+  const size_t streams_;
+  std::vector<uint32_t> receive_slot_;  // per op: its number among the receives, or kNone
+  std::vector<uint32_t> last_reader_;   // per receive, its last reader on each stream (kNone where none)
+  const ItemSlots slot_;
+  std::vector<uint32_t> holder_;        // the receive whose buffer holds a slot
+  std::vector<size_t> touched_;
+  std::vector<std::vector<uint32_t>> stream_receives_;
+};
 
 // Each GPU's ops in program order: by_gpu[gpu_offsets[g] .. gpu_offsets[g + 1]).
 void programs_by_gpu(const Schedule& schedule, std::vector<uint32_t>& gpu_offsets, std::vector<uint32_t>& by_gpu) {
@@ -478,39 +509,34 @@ void programs_by_gpu(const Schedule& schedule, std::vector<uint32_t>& gpu_offset
 
 std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analysis) {
   const size_t op_count = schedule.ops.size();
-  record_accesses(schedule, analysis);
   std::vector<uint32_t> gpu_offsets, by_gpu;
   programs_by_gpu(schedule, gpu_offsets, by_gpu);
-
-  // The buffer edges first, sorted by op (buffer_deps[buffer_offsets[i] ..) for op i), so each
-  // op's list below takes them in with its data dependencies, and their working tables are gone
-  // before the data dependencies' are made.
-  std::vector<uint32_t> buffer_offsets(op_count + 1, 0), buffer_deps;
-  {
-    std::vector<std::pair<uint32_t, uint32_t>> buffer_edges;  // (op, dependency): at most one per stream for each receive
-    add_buffer_dependencies(schedule, analysis, gpu_offsets, by_gpu, buffer_edges);
-    for (const auto& edge : buffer_edges) ++buffer_offsets[edge.first + 1];
-    for (size_t index = 0; index < op_count; ++index) buffer_offsets[index + 1] += buffer_offsets[index];
-    buffer_deps.resize(buffer_edges.size());
-    std::vector<uint32_t> fill(buffer_offsets.begin(), buffer_offsets.end() - 1);
-    for (const auto& edge : buffer_edges) buffer_deps[fill[edge.first]++] = edge.second;
-  }
+  // Each GPU's accesses are listed once, for its buffer walk and then its dependency walk; the
+  // buffer edges of its ops (by op, as the walk below takes the ops) join their data dependencies.
+  ProgramAccesses program(schedule);
+  BufferWalk buffer_walk(schedule);
+  std::vector<std::pair<uint32_t, uint32_t>> buffer_edges;  // (op, dependency): at most one per stream for each receive
 
   // Each op's dependencies, sorted and unique, listed in by_gpu order in found_deps; each op's
   // count goes to dep_offsets[op + 1]. No (op, dependency) pair list and no sort of it: that
   // list, twice the size, was this analysis's memory peak.
   analysis.dep_offsets.assign(op_count + 1, 0);
   std::vector<uint32_t> found_deps;
-  found_deps.reserve(op_count * 2 + buffer_deps.size());
+  found_deps.reserve(op_count * 3);
   LastWriters writers(schedule);
   std::vector<uint32_t> last_on_stream(schedule.stream_names.size(), kNone);
   std::vector<uint32_t> found;
   for (int32_t gpu = 0; gpu < schedule.gpus; ++gpu) {
     writers.reset();
     std::fill(last_on_stream.begin(), last_on_stream.end(), kNone);
-    for (uint32_t position = gpu_offsets[static_cast<size_t>(gpu)]; position < gpu_offsets[static_cast<size_t>(gpu) + 1];
-         ++position) {
-      const uint32_t index = by_gpu[position];
+    const std::span<const uint32_t> ops(by_gpu.data() + gpu_offsets[static_cast<size_t>(gpu)],
+                                        gpu_offsets[static_cast<size_t>(gpu) + 1] - gpu_offsets[static_cast<size_t>(gpu)]);
+    program.list(ops);
+    buffer_edges.clear();
+    buffer_walk.walk(ops, program, buffer_edges);
+    size_t next_edge = 0;
+    for (size_t k = 0; k < ops.size(); ++k) {
+      const uint32_t index = ops[k];
       const Op& op = schedule.ops[index];
       found.clear();
       if (last_on_stream[static_cast<size_t>(op.stream)] != kNone) found.push_back(last_on_stream[static_cast<size_t>(op.stream)]);
@@ -519,7 +545,8 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
           if (found.empty() || found.back() != writer) found.push_back(writer);  // (sorted and made unique below)
         });
       };
-      for (const auto& access : analysis.accesses_of(index)) {
+      const auto accesses = program.of(k);
+      for (const auto& access : accesses) {
         const DataItem item = access.item();
         switch (access.access()) {
           case Access::read: {
@@ -549,7 +576,7 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
           case Access::inbox_write: depend_on_writers(writers.slot(item, true)); break;
         }
       }
-      for (const auto& access : analysis.accesses_of(index)) {
+      for (const auto& access : accesses) {
         if (access.access() == Access::write) writers.set(writers.slot(access.item(), false), op.stream, index);
         if (access.access() == Access::inbox_write) writers.set(writers.slot(access.item(), true), op.stream, index);
         // A merge empties the inbox it reads, so a later receive into it must wait for the merge
@@ -557,14 +584,13 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
         if (access.access() == Access::inbox_read) writers.set(writers.slot(access.item(), true), op.stream, index);
       }
       last_on_stream[static_cast<size_t>(op.stream)] = index;
-      for (uint32_t b = buffer_offsets[index]; b < buffer_offsets[index + 1]; ++b) found.push_back(buffer_deps[b]);
+      for (; next_edge < buffer_edges.size() && buffer_edges[next_edge].first == index; ++next_edge)
+        found.push_back(buffer_edges[next_edge].second);
       sort_unique(found);
       for (uint32_t dep : found) found_deps.push_back(dep);  // (a few each: cheaper than insert's bookkeeping)
       analysis.dep_offsets[index + 1] = static_cast<uint32_t>(found.size());
     }
   }
-  std::vector<uint32_t>().swap(buffer_offsets);
-  std::vector<uint32_t>().swap(buffer_deps);
   // Into op order: found_deps holds the lists back to back in by_gpu order.
   for (size_t index = 0; index < op_count; ++index) analysis.dep_offsets[index + 1] += analysis.dep_offsets[index];
   analysis.deps.assign(found_deps.size(), 0);
@@ -578,15 +604,19 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
 
 }  // namespace
 
-BufferReleases buffer_releases(const Schedule& schedule, const ScheduleAnalysis& analysis) {
-  if (analysis.access_offsets.size() != schedule.ops.size() + 1)
-    throw std::logic_error("buffer_releases: the analysis has no access lists (check_schedule's has them)");
+BufferReleases buffer_releases(const Schedule& schedule) {
   std::vector<uint32_t> gpu_offsets, by_gpu;
   programs_by_gpu(schedule, gpu_offsets, by_gpu);
+  ProgramAccesses program(schedule);
+  BufferWalk buffer_walk(schedule);
   std::vector<std::pair<uint32_t, uint32_t>> edges;
-  BufferReleases freeing;
-  add_buffer_dependencies(schedule, analysis, gpu_offsets, by_gpu, edges, &freeing);
-  return freeing;
+  for (size_t gpu = 0; gpu < static_cast<size_t>(schedule.gpus); ++gpu) {
+    const std::span<const uint32_t> ops(by_gpu.data() + gpu_offsets[gpu], gpu_offsets[gpu + 1] - gpu_offsets[gpu]);
+    program.list(ops);
+    edges.clear();
+    buffer_walk.walk(ops, program, edges);
+  }
+  return buffer_walk.releases();
 }
 
 std::string analyze_schedule(const Schedule& schedule, ScheduleAnalysis& analysis) {

@@ -265,11 +265,6 @@ CheckedSchedule check(Schedule schedule, std::shared_ptr<const BlockGrid> grid) 
     grid = std::make_shared<const BlockGrid>(owned->problem, owned->layout, owned->chunks());
   CheckResult result = check_schedule(*owned, *grid);
   if (!result.ok()) throw InvalidSchedule(result.violation);
-  // What every op reads and writes served the check (dependencies, outputs, the memory walk);
-  // no consumer of a checked schedule reads it, and it is the analysis's largest array (a ring
-  // at 1,024 GPUs held by a leaf group's 256: 60 MB).
-  std::vector<DataAccess>().swap(result.analysis.accesses);
-  std::vector<uint32_t>().swap(result.analysis.access_offsets);
   return CheckedSchedule(std::move(owned), std::move(grid),
                          std::make_shared<const ScheduleAnalysis>(std::move(result.analysis)));
 }

@@ -31,10 +31,15 @@ std::vector<GpuMemory> memory_per_gpu_one_sequence(const Schedule& schedule, con
   const bool forward = schedule.problem.has_forward(), backward = schedule.problem.has_backward();
   const ItemSlots slot(schedule);
   std::vector<int64_t> held(item_slot_count(schedule), 0);  // bytes held per slot, beyond own chunks
-  // Per access (index into analysis.accesses): the last read of a received input before it is
-  // received again (the forward's KV copy is freed after the forward even when the backward
-  // receives the same chunk later).
-  std::vector<uint8_t> last_read(analysis.accesses.size(), 0);
+  // One GPU's accesses (analysis.hpp's OpAccesses), its ops in step order, listed once per GPU:
+  // ops_at[k] .. ops_at[k + 1] are those of its k-th op.
+  OpAccesses listed(schedule);
+  std::vector<DataAccess> accesses;
+  std::vector<uint32_t> ops_at;
+  // Per access of the GPU: the last read of a received input before it is received again (the
+  // forward's KV copy is freed after the forward even when the backward receives the same chunk
+  // later).
+  std::vector<uint8_t> last_read;
   std::vector<uint8_t> read_follows(item_slot_count(schedule) / 2, 0);
   std::vector<size_t> touched;
 
@@ -51,10 +56,17 @@ std::vector<GpuMemory> memory_per_gpu_one_sequence(const Schedule& schedule, con
       for (DataKind kind : own_kinds) resident += item_bytes(DataItem{kind, hg, gpu});
     int64_t live = 0, highest = 0;
     std::fill(read_follows.begin(), read_follows.end(), 0);
-    for (uint32_t k = gpu_offsets[g + 1]; k-- > gpu_offsets[g];) {
-      const uint32_t index = by_gpu[k];
-      for (uint32_t a = analysis.access_offsets[index]; a < analysis.access_offsets[index + 1]; ++a) {
-        const DataAccess& access = analysis.accesses[a];
+    accesses.clear();
+    ops_at.assign(1, 0);
+    for (uint32_t k = gpu_offsets[g]; k < gpu_offsets[g + 1]; ++k) {
+      const auto list = listed.of(by_gpu[k]);
+      accesses.insert(accesses.end(), list.begin(), list.end());
+      ops_at.push_back(static_cast<uint32_t>(accesses.size()));
+    }
+    last_read.assign(accesses.size(), 0);
+    for (size_t k = ops_at.size() - 1; k-- > 0;) {
+      for (uint32_t a = ops_at[k]; a < ops_at[k + 1]; ++a) {
+        const DataAccess& access = accesses[a];
         if (is_accumulator(access.kind()) || access.chunk() == gpu) continue;
         uint8_t& follows = read_follows[slot(access.item(), false)];
         if (access.access() == Access::read) {
@@ -81,7 +93,9 @@ std::vector<GpuMemory> memory_per_gpu_one_sequence(const Schedule& schedule, con
       const uint32_t index = by_gpu[k];
       const Op& op = schedule.ops[index];
       const bool moves_out = op.kind == OpKind::send || op.kind == OpKind::collective;
-      for (const auto& access : analysis.accesses_of(index)) {
+      const uint32_t first = ops_at[k - gpu_offsets[g]], last = ops_at[k - gpu_offsets[g] + 1];
+      for (uint32_t a = first; a < last; ++a) {
+        const DataAccess& access = accesses[a];
         if (access.access() == Access::inbox_write) hold(access.item(), true);
         if (access.access() != Access::write) continue;
         if (access.chunk() == gpu) continue;                        // resident
@@ -89,8 +103,8 @@ std::vector<GpuMemory> memory_per_gpu_one_sequence(const Schedule& schedule, con
         hold(access.item(), false);
       }
       highest = std::max(highest, live);
-      for (uint32_t a = analysis.access_offsets[index]; a < analysis.access_offsets[index + 1]; ++a) {
-        const DataAccess& access = analysis.accesses[a];
+      for (uint32_t a = first; a < last; ++a) {
+        const DataAccess& access = accesses[a];
         if (access.access() == Access::inbox_read) release(access.item(), true);
         if (access.access() == Access::write && moves_out && is_accumulator(access.kind()) && access.chunk() != gpu)
           release(access.item(), false);

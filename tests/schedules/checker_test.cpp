@@ -3,6 +3,7 @@
 // cases a generator never produces (deadlock, outputs left off their owner, collectives).
 #include <catch2/catch.hpp>
 #include <set>
+#include <string>
 
 #include <algorithm>
 #include <functional>
@@ -460,7 +461,7 @@ TEST_CASE("a receive waits for a free buffer", "[checker][buffers]") {
     CHECK(waits_for(receives[2], step1_send[0]) == (buffers == 2));
     CHECK_FALSE(waits_for(receives[1], step1_compute[0]));
     // What frees receive 0's buffer: that compute and that send.
-    const BufferReleases freeing = buffer_releases(schedule, result.analysis);
+    const BufferReleases freeing = buffer_releases(schedule);
     const auto releases = freeing.of(receives[0]);
     CHECK(std::set<uint32_t>(releases.begin(), releases.end()) ==
           std::set<uint32_t>{static_cast<uint32_t>(step1_compute[0]), static_cast<uint32_t>(step1_send[0])});
@@ -492,4 +493,57 @@ TEST_CASE("check reuses a grid only when it is the schedule's", "[checker]") {
   batched.batch = 2;
   auto other_batch = std::make_shared<const BlockGrid>(batched, Layout::contiguous, 4);
   CHECK(check(ring(problem, 4), other_batch).grid().problem().batch == 1);
+}
+
+TEST_CASE("the execution order runs every op after its dependencies, a send right before its recv", "[checker]") {
+  // find_execution_order walks each GPU's streams in program order, with no list of successors:
+  // held against the definition of an execution order, and reverse_dependencies against the
+  // dependencies it reverses (each edge once, the other way).
+  struct Case {
+    std::string algorithm;
+    int32_t gpus;
+    int32_t buffers;
+  };
+  for (const Case& c : {Case{"ring", 4, 2}, Case{"ring", 5, 0}, Case{"mesh", 8, 2}, Case{"attention2d", 4, 2},
+                        Case{"ulysses", 4, 2}, Case{"usp", 8, 2}}) {
+    CAPTURE(c.algorithm, c.gpus, c.buffers);
+    GeneratorOptions options;
+    options.gpus = c.gpus;
+    options.buffers = c.buffers;
+    const CheckedSchedule checked = generate_checked(c.algorithm, problem_of(MaskKind::causal, Pass::both, 64), options);
+    const Schedule& schedule = checked.schedule();
+    const ScheduleAnalysis& analysis = checked.analysis();
+    REQUIRE(analysis.order.size() == schedule.ops.size());
+    std::vector<size_t> position(schedule.ops.size(), schedule.ops.size());
+    for (size_t at = 0; at < analysis.order.size(); ++at) position[analysis.order[at]] = at;
+    size_t late = 0, apart = 0, scattered = 0, edges = 0;
+    for (size_t index = 0; index < schedule.ops.size(); ++index) {
+      REQUIRE(position[index] < schedule.ops.size());  // a permutation
+      for (uint32_t dep : analysis.deps_of(index)) late += position[dep] < position[index] ? 0 : 1;
+      edges += analysis.deps_of(index).size();
+      if (schedule.ops[index].kind == OpKind::send)
+        apart += position[static_cast<size_t>(analysis.partner[index])] == position[index] + 1 ? 0 : 1;
+    }
+    for (const auto& members : analysis.collective_ops) {
+      std::vector<size_t> places;
+      for (uint32_t member : members) places.push_back(position[member]);
+      std::sort(places.begin(), places.end());
+      scattered += places.empty() || places.back() - places.front() == places.size() - 1 ? 0 : 1;
+    }
+    CHECK(late == 0);
+    CHECK(apart == 0);
+    CHECK(scattered == 0);
+    const Successors successors = reverse_dependencies(analysis);
+    size_t missing = 0, listed = 0;
+    for (size_t index = 0; index < schedule.ops.size(); ++index) {
+      listed += successors.of(index).size();
+      for (uint32_t dep : analysis.deps_of(index)) {
+        const auto waiting = successors.of(dep);
+        missing += std::count(waiting.begin(), waiting.end(), static_cast<uint32_t>(index)) == 1 ? 0 : 1;
+      }
+    }
+    CHECK(edges > 0);
+    CHECK(listed == edges);
+    CHECK(missing == 0);
+  }
 }

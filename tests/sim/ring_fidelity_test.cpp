@@ -71,10 +71,7 @@ GeneratorOptions options_for(int32_t gpus, Layout layout, int32_t buffers = 2) {
 // start until every op that frees it (schedules::buffer_releases) has finished.
 int32_t most_buffers_held(const Run& run) {
   const Schedule& schedule = run.schedule();
-  // The releases come from the check's own analysis, which keeps the access lists.
-  const schedules::CheckResult check = schedules::check_schedule(schedule, run.checked->grid());
-  REQUIRE(check.ok());
-  const schedules::BufferReleases freeing = schedules::buffer_releases(schedule, check.analysis);
+  const schedules::BufferReleases freeing = schedules::buffer_releases(schedule);
   std::map<std::pair<int32_t, int32_t>, std::vector<std::pair<double, int>>> events;  // (gpu, stream) -> (time, +1/-1)
   for (size_t index = 0; index < schedule.ops.size(); ++index) {
     const Op& op = schedule.ops[index];

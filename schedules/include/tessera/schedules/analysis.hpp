@@ -4,12 +4,14 @@
 // rendezvous semantics (a send and its recv complete together; a collective completes when
 // every member has reached it).
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "tessera/core/schedule.hpp"
 #include "tessera/schedules/item_sizes.hpp"
+#include "tessera/schedules/op_data.hpp"
 
 namespace tessera::schedules {
 
@@ -43,12 +45,26 @@ struct GpuMemory {
   int64_t transfer_bytes = 0;  // the most held at once on top: received chunks and partials
 };
 
-struct ScheduleAnalysis {
-  // What every op reads and writes, in CSR form: computed once, for the check's dependencies,
-  // outputs and memory walk; a CheckedSchedule's analysis drops it (checker.cpp's check).
-  std::vector<uint32_t> access_offsets;
-  std::vector<DataAccess> accesses;
+// What an op reads and writes (op_data.hpp), packed, listed for one op at a time: the
+// dependency walk, the buffer releases and the memory walk each read every op's list once or
+// twice, one GPU after another. Kept for the whole check, the lists were its largest array (a
+// contiguous ring at 1,024 GPUs: 19 M accesses, 185 MB with their offsets). One-item and
+// one-block ops (most ops of a ring or a mesh) are listed without op_data's four lists.
+class OpAccesses {
+ public:
+  explicit OpAccesses(const Schedule& schedule);
+  // op_data's reads, writes, inbox reads and inbox writes of the op, in that order; valid until
+  // the next call.
+  std::span<const DataAccess> of(size_t op);
 
+ private:
+  const Schedule& schedule_;
+  OpData data_;
+  std::optional<CollectiveTransfers> transfers_;  // where the schedule has collectives
+  std::vector<DataAccess> list_;
+};
+
+struct ScheduleAnalysis {
   // Dependencies in CSR form: op i waits for deps[dep_offsets[i] .. dep_offsets[i+1]).
   // They are the previous op of the same stream, and for each item the op reads (or writes),
   // the last earlier op of the same GPU, per stream, that wrote it.
@@ -75,9 +91,6 @@ struct ScheduleAnalysis {
   // kOpPairsTableMaxOps ops; empty for larger ones.
   std::vector<double> op_pairs;
 
-  std::span<const DataAccess> accesses_of(size_t op) const {
-    return {accesses.data() + access_offsets[op], access_offsets[op + 1] - access_offsets[op]};
-  }
   std::span<const uint32_t> deps_of(size_t op) const {
     return {deps.data() + dep_offsets[op], dep_offsets[op + 1] - dep_offsets[op]};
   }
@@ -100,9 +113,8 @@ struct BufferReleases {
     return {releases.data() + offsets[op], offsets[op + 1] - offsets[op]};
   }
 };
-// Needs the analysis's access lists: check_schedule's (CheckResult), not a CheckedSchedule's,
-// which drops them (std::logic_error otherwise).
-BufferReleases buffer_releases(const Schedule& schedule, const ScheduleAnalysis& analysis);
+// Of a schedule whose fields analyze_schedule accepts.
+BufferReleases buffer_releases(const Schedule& schedule);
 
 // The dependencies reversed (CSR): the ops waiting for op i, for a consumer that starts ops as
 // their dependencies complete (the simulator, the CPU executor), which builds them once per run.
