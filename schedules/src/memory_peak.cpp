@@ -59,8 +59,7 @@ std::vector<GpuMemory> memory_per_gpu_one_sequence(const Schedule& schedule, con
     accesses.clear();
     ops_at.assign(1, 0);
     for (uint32_t k = gpu_offsets[g]; k < gpu_offsets[g + 1]; ++k) {
-      const auto list = listed.of(by_gpu[k]);
-      accesses.insert(accesses.end(), list.begin(), list.end());
+      listed.append(by_gpu[k], accesses);
       ops_at.push_back(static_cast<uint32_t>(accesses.size()));
     }
     last_read.assign(accesses.size(), 0);

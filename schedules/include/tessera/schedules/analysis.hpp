@@ -24,6 +24,7 @@ enum class Access : uint8_t { read, write, inbox_read, inbox_write };
 class DataAccess {
  public:
   static constexpr int32_t kHeadGroupLimit = 1 << 24;
+  DataAccess() = default;
   DataAccess(const DataItem& item, Access access)
       : chunk_(item.chunk),
         packed_((static_cast<uint32_t>(item.head_group) << 8) | (static_cast<uint32_t>(item.kind) << 4) |
@@ -34,8 +35,8 @@ class DataAccess {
   Access access() const { return static_cast<Access>(packed_ & 0xF); }
 
  private:
-  int32_t chunk_;
-  uint32_t packed_;  // head group (24 bits), kind (4), access (4)
+  int32_t chunk_ = 0;
+  uint32_t packed_ = 0;  // head group (24 bits), kind (4), access (4)
 };
 static_assert(sizeof(DataAccess) == 8);
 
@@ -56,6 +57,8 @@ class OpAccesses {
   // op_data's reads, writes, inbox reads and inbox writes of the op, in that order; valid until
   // the next call.
   std::span<const DataAccess> of(size_t op);
+  // The same, appended to `out`.
+  void append(size_t op, std::vector<DataAccess>& out);
 
  private:
   const Schedule& schedule_;
