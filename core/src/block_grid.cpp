@@ -28,6 +28,15 @@ int64_t BlockGrid::total_pairs() const {
   return total;
 }
 
+bool BlockGrid::is_grid_of(const Problem& problem, Layout layout, int64_t chunks) const {
+  const Problem& a = problem_;
+  const Problem& b = problem;
+  return layout_ == layout && chunks_ == chunks && a.batch == b.batch && a.seq_len == b.seq_len && a.heads == b.heads &&
+         a.kv_heads == b.kv_heads && a.head_dim == b.head_dim && a.head_dim_v == b.head_dim_v && a.dtype == b.dtype &&
+         a.mask.kind == b.mask.kind && a.mask.window_tokens == b.mask.window_tokens &&
+         a.mask.document_lengths == b.mask.document_lengths && a.pass == b.pass;
+}
+
 BlockGrid BlockGrid::with_batch(int64_t batch) const {
   BlockGrid grid = *this;
   grid.problem_.batch = batch;

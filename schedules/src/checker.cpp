@@ -218,18 +218,6 @@ std::string check_outputs(const Schedule& schedule, const BlockGrid& grid, const
   return "";
 }
 
-// Whether `grid` is the one check() would build for the schedule: every field of the problem
-// (a consumer may read any through grid.problem()), the layout and the chunks.
-bool is_grid_of(const BlockGrid& grid, const Schedule& schedule) {
-  const Problem& a = grid.problem();
-  const Problem& b = schedule.problem;
-  return grid.layout() == schedule.layout && grid.chunks() == schedule.chunks() && a.batch == b.batch &&
-         a.seq_len == b.seq_len && a.heads == b.heads && a.kv_heads == b.kv_heads && a.head_dim == b.head_dim &&
-         a.head_dim_v == b.head_dim_v && a.dtype == b.dtype && a.mask.kind == b.mask.kind &&
-         a.mask.window_tokens == b.mask.window_tokens && a.mask.document_lengths == b.mask.document_lengths &&
-         a.pass == b.pass;
-}
-
 }  // namespace
 
 CheckResult check_schedule(const Schedule& schedule, const BlockGrid& grid) {
@@ -261,7 +249,7 @@ CheckedSchedule check(Schedule schedule, std::shared_ptr<const BlockGrid> grid) 
   require_memory(estimate_check_bytes(schedule), "checking schedule '" + schedule.name() + "' on " +
                                                      std::to_string(schedule.gpus) + " GPUs");
   auto owned = std::make_shared<const Schedule>(std::move(schedule));
-  if (grid == nullptr || !is_grid_of(*grid, *owned))
+  if (grid == nullptr || !grid->is_grid_of(owned->problem, owned->layout, owned->chunks()))
     grid = std::make_shared<const BlockGrid>(owned->problem, owned->layout, owned->chunks());
   CheckResult result = check_schedule(*owned, *grid);
   if (!result.ok()) throw InvalidSchedule(result.violation);

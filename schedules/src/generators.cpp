@@ -7,6 +7,7 @@
 #include "tessera/schedules/mesh_plan.hpp"
 #include "tessera/schedules/resource_estimate.hpp"
 #include "tessera/schedules/schedule_json.hpp"
+#include "shared_grids.hpp"
 
 namespace tessera::schedules {
 
@@ -55,7 +56,7 @@ void require_generatable(const Problem& problem, const GeneratorOptions& options
 std::shared_ptr<const BlockGrid> make_grid(const std::string& algorithm, const Problem& problem,
                                            const GeneratorOptions& options) {
   require_schedule_memory(algorithm, problem, options);
-  return std::make_shared<const BlockGrid>(problem, options.layout.value_or(default_layout(problem)), options.gpus);
+  return shared_grid(problem, options.layout.value_or(default_layout(problem)), options.gpus);
 }
 
 Schedule generate_on_grid(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options,

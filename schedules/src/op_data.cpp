@@ -163,14 +163,20 @@ void op_data(const Schedule& schedule, const Op& op, OpData& out, const Collecti
       const Collective& collective = schedule.collectives[c];
       if (transfers != nullptr) {
         // The same items as the scan below, in another order: the lists are sorted at the end.
+        // A member that sends one piece to every other (an all-gather's) lists it once, not once
+        // per peer: repeats in a row are dropped here, so the list stays sorted and its sort is
+        // skipped (sorting a row of 511 repeats per member was 3 % of a 1,024-GPU plan).
+        auto add = [](std::vector<DataItem>& list, const DataItem& item) {
+          if (list.empty() || !(list.back() == item)) list.push_back(item);
+        };
         for (uint32_t t : transfers->sent_by(c, op.gpu))
           for (const auto& item : schedule.items_of(collective.transfers[t])) {
-            out.reads.push_back(item);
-            if (is_accumulator(item.kind)) out.writes.push_back(item);
+            add(out.reads, item);
+            if (is_accumulator(item.kind)) add(out.writes, item);
           }
         for (uint32_t t : transfers->received_by(c, op.gpu))
           for (const auto& item : schedule.items_of(collective.transfers[t]))
-            (is_accumulator(item.kind) ? out.inbox_writes : out.writes).push_back(item);
+            add(is_accumulator(item.kind) ? out.inbox_writes : out.writes, item);
         break;
       }
       for (const auto& transfer : collective.transfers) {

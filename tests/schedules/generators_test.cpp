@@ -203,3 +203,36 @@ TEST_CASE("generators refuse a schedule past the memory limit before building it
   CHECK(schedules::generate_checked("ring", problem, options).schedule().gpus == 16);
   unsetenv("TESSERA_MEMORY_LIMIT");
 }
+
+TEST_CASE("generators share one block grid per problem while it is held, counted whole", "[generators]") {
+  // schedules/src/shared_grids.hpp: a plan's candidates read the same grid instead of counting
+  // their own. Shared only for the very same problem, layout and GPUs; and counted before it is
+  // handed out, so that threads reading it at once never fill its cache.
+  Problem problem;
+  problem.seq_len = 48;
+  problem.heads = 4;
+  problem.kv_heads = 2;
+  problem.head_dim = 16;
+  problem.head_dim_v = 16;
+  problem.mask.kind = MaskKind::causal;
+  problem.pass = Pass::both;
+  GeneratorOptions options;
+  options.gpus = 4;
+  options.layout = Layout::zigzag;
+  const GeneratedSchedule ring = generate_unchecked("ring", problem, options);
+  options.tile = TileShape{2, 2};
+  const GeneratedSchedule mesh = generate_unchecked("mesh", problem, options);
+  CHECK(ring.grid == mesh.grid);
+  options.layout = Layout::contiguous;
+  CHECK(generate_unchecked("mesh", problem, options).grid != ring.grid);
+  Problem longer = problem;
+  longer.seq_len = 96;
+  options.layout = Layout::zigzag;
+  CHECK(generate_unchecked("mesh", longer, options).grid != ring.grid);
+  // Every block counted: the same pairs as a grid of its own, and causal's total in closed form,
+  // 48 * 49 / 2 pairs per head.
+  const BlockGrid own(problem, Layout::zigzag, 4);
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 4; ++j) CHECK(ring.grid->pairs(i, j) == own.pairs(i, j));
+  CHECK(ring.grid->total_pairs() == 48 * 49 / 2);
+}

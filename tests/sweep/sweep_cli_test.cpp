@@ -232,7 +232,7 @@ TEST_CASE("a sweep's tables are the same bytes with the schedule cache, without 
 
   // The summary's counts: generated + reused is one per generation asked for; with the
   // default bound nothing is evicted, and with 256 KiB (a few 16-GPU schedules) some are.
-  auto counts = [&](const std::string& name) {
+  auto counts = [&](const std::string& name, bool evicts) {
     const std::string log = slurp(dir / (name + ".txt"));
     const size_t at = log.find("schedules: ");
     REQUIRE(at != std::string::npos);
@@ -240,10 +240,12 @@ TEST_CASE("a sweep's tables are the same bytes with the schedule cache, without 
     REQUIRE(std::sscanf(log.c_str() + at, "schedules: %ld generated, %ld reused, %ld evicted (--schedule-cache %*[^)]); %ld shared checks",
                         &generated, &reused, &evicted, &shared) == 4);
     // No two points differ in the batch alone, so no Mesh plan shares another batch's check.
-    CHECK(shared == 0);
+    // Under eviction a plan may find its own batch's check still held by a point of the other
+    // thread (evicted from the cache, not yet freed), and share that: counted, and timing-bound.
+    if (!evicts) CHECK(shared == 0);
     return std::array<long, 3>{generated, reused, evicted};
   };
-  const auto on = counts("on");
+  const auto on = counts("on", false);
   // Without a topology a point asks for one schedule; on h100-ib a Mesh point asks twice (the
   // uniform plan that places its ranks, then the plan for the placed rings): 72 + 12 asks.
   // Held by rotation on h100-ib (scenario::generate), a schedule is asked for at its own period,
@@ -264,7 +266,7 @@ TEST_CASE("a sweep's tables are the same bytes with the schedule cache, without 
   // 1 + 2 + 6 + 6 + 4 = 19: 29 in all.
   CHECK(on[0] == 29);
   CHECK(on[2] == 0);
-  const auto small = counts("small");
+  const auto small = counts("small", true);
   CHECK(small[0] + small[1] == 102);
   CHECK(small[1] > 0);
   CHECK(small[2] > 0);

@@ -34,6 +34,9 @@ class BlockGrid {
   // The same grid for a batch of `batch` sequences: pairs are counted per sequence, so every
   // table (the counted pairs too) carries over; only problem().batch changes.
   BlockGrid with_batch(int64_t batch) const;
+  // Whether this is the grid BlockGrid(problem, layout, chunks) would make: every field of the
+  // problem (a consumer may read any through problem()), the layout and the chunks.
+  bool is_grid_of(const Problem& problem, Layout layout, int64_t chunks) const;
 
  private:
   Problem problem_;

@@ -88,7 +88,9 @@ class ScheduleCache {
   struct Stats {
     size_t hits = 0;       // calls answered by a held (or building) entry
     size_t misses = 0;     // calls that built
-    size_t shared_checks = 0;  // builds whose program equalled one held for another batch: not checked again
+    // Builds whose program equalled one still held, not checked again: one for another batch,
+    // or (under eviction) the same batch's, evicted while a point still used it.
+    size_t shared_checks = 0;
     size_t evictions = 0;  // entries dropped for the bound
     size_t entries = 0;    // held now
     size_t bytes = 0;      // their estimated bytes
