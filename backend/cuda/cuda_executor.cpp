@@ -90,7 +90,8 @@ class GroupScope {
 class Run {
  public:
   Run(const schedules::CheckedSchedule& checked, DeviceTransport& transport, const ExecutorOptions& options)
-      : schedule_(checked.schedule()), grid_(checked.grid()), analysis_(checked.analysis()), problem_(schedule_.problem),
+      : schedule_(checked.schedule()), grid_(checked.grid()), analysis_(checked.analysis()),
+        order_(schedules::execution_order(schedule_, analysis_)), problem_(schedule_.problem),
         transport_(transport), options_(options) {}
 
   ~Run() {
@@ -133,7 +134,7 @@ class Run {
       Watchdog watchdog(transport_, options_.watchdog_s);
       try {
         const auto issuing_from = std::chrono::steady_clock::now();
-        for (uint32_t index : analysis_.order)
+        for (uint32_t index : order_)
           if (transport_.drives(schedule_.ops[index].gpu)) {
             watchdog.progress(index);
             issue(index);
@@ -621,7 +622,7 @@ class Run {
   // Waits for every op this process issued, in execution order, telling the watchdog which op
   // is awaited and polling for CUDA and background NCCL errors.
   void wait_for_completion(Watchdog& watchdog) {
-    for (uint32_t index : analysis_.order) {
+    for (uint32_t index : order_) {
       if (!transport_.drives(schedule_.ops[index].gpu)) continue;
       watchdog.progress(index);  // a new op awaited: the clock starts again
       if (cudaEventQuery(end_[index]) == cudaSuccess) continue;
@@ -734,6 +735,7 @@ class Run {
   const Schedule& schedule_;
   const BlockGrid& grid_;
   const schedules::ScheduleAnalysis& analysis_;
+  const std::vector<uint32_t> order_;  // the ops in an execution order, the order they are issued in
   const Problem& problem_;
   DeviceTransport& transport_;
   const ExecutorOptions& options_;

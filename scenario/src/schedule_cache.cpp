@@ -103,7 +103,7 @@ size_t held_bytes(const CheckedSchedule& checked) {
            chunks * chunks * sizeof(int64_t);
   const schedules::ScheduleAnalysis& analysis = checked.analysis();
   bytes += sizeof(analysis) + vector_bytes(analysis.dep_offsets) + vector_bytes(analysis.deps) + vector_bytes(analysis.partner) +
-           vector_bytes(analysis.collective_ops) + vector_bytes(analysis.order) + vector_bytes(analysis.step_order) +
+           vector_bytes(analysis.collective_ops) + vector_bytes(analysis.step_order) +
            vector_bytes(analysis.memory_one_sequence) + analysis.item_sizes.table_bytes() + vector_bytes(analysis.op_pairs);
   for (const auto& members : analysis.collective_ops) bytes += vector_bytes(members);
   return bytes;

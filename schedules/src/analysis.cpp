@@ -661,7 +661,7 @@ Successors reverse_dependencies(const ScheduleAnalysis& analysis) {
   return successors;
 }
 
-std::string find_execution_order(const Schedule& schedule, ScheduleAnalysis& analysis) {
+std::string find_execution_order(const Schedule& schedule, const ScheduleAnalysis& analysis, std::vector<uint32_t>& found) {
   // Every dependency is an earlier op of the same GPU (build_dependencies): GPUs wait for one
   // another only at a rendezvous (a send and its recv) or a collective. So each GPU runs the ops
   // of each of its streams in program order, as far as their dependencies allow, and is visited
@@ -688,9 +688,9 @@ std::string find_execution_order(const Schedule& schedule, ScheduleAnalysis& ana
   for (uint32_t gpu = 0; gpu < gpus; ++gpu) visits.push(gpu);
   // Written through a cursor and trimmed to what ran: push_back's bookkeeping, and the
   // vectors' pointers reloaded after every store, were near half of the walk's instructions.
-  analysis.order.assign(op_count, 0);
+  found.assign(op_count, 0);
   size_t ordered = 0;
-  uint32_t* const order = analysis.order.data();
+  uint32_t* const order = found.data();
   uint32_t current = 0;
   bool progress = false;
   auto complete = [&](uint32_t index) {
@@ -741,7 +741,7 @@ std::string find_execution_order(const Schedule& schedule, ScheduleAnalysis& ana
       }
     } while (progress);
   }
-  analysis.order.resize(ordered);
+  found.resize(ordered);
   if (ordered == op_count) return "";
 
   // Deadlock: follow "waits for" from a stuck op until an op repeats, and tell that chain.
@@ -770,7 +770,7 @@ std::string find_execution_order(const Schedule& schedule, ScheduleAnalysis& ana
     seen[at] = 1;
     chain.push_back(at);
   }
-  std::string text = "deadlock: " + std::to_string(op_count - analysis.order.size()) + " ops can never run; ";
+  std::string text = "deadlock: " + std::to_string(op_count - found.size()) + " ops can never run; ";
   for (size_t step = 0; step < chain.size() && step < 6; ++step) {
     if (step) text += ", which waits for ";
     text += schedule.describe(schedule.ops[chain[step]]);
@@ -790,7 +790,15 @@ std::string find_execution_order(const Schedule& schedule, ScheduleAnalysis& ana
   return text;
 }
 
-std::vector<uint32_t> order_by_step(const Schedule& schedule, const ScheduleAnalysis& analysis) {
+std::vector<uint32_t> execution_order(const Schedule& schedule, const ScheduleAnalysis& analysis) {
+  std::vector<uint32_t> order;
+  if (const std::string deadlock = find_execution_order(schedule, analysis, order); !deadlock.empty())
+    throw std::logic_error("execution_order: the schedule was never checked: " + deadlock);
+  return order;
+}
+
+std::vector<uint32_t> order_by_step(const Schedule& schedule, const ScheduleAnalysis& analysis,
+                                    const std::vector<uint32_t>& order) {
   const size_t op_count = schedule.ops.size();
   // An op's step: one past its dependencies' latest, the start of a run. A send and its recv
   // complete together, at the later of their two steps; so do a collective's members.
@@ -802,7 +810,7 @@ std::vector<uint32_t> order_by_step(const Schedule& schedule, const ScheduleAnal
     return value;
   };
   uint32_t last = 0;
-  for (uint32_t index : analysis.order) {
+  for (uint32_t index : order) {
     if (step[index] != kUnset) continue;
     const Op& op = schedule.ops[index];
     uint32_t value = posted_step(index);

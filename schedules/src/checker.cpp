@@ -73,7 +73,7 @@ std::string check_block_coverage(const Schedule& schedule, const BlockGrid& grid
 // Held by rotation, the programs held are replayed: what a GPU sends to GPU d arrives, shifted
 // by -(d - d mod period), on GPU d mod period (match_rotated_transfers), and the outputs of the
 // chunks of the GPUs held stand for every chunk's.
-std::string check_outputs(const Schedule& schedule, const BlockGrid& grid, const ScheduleAnalysis& analysis) {
+std::string check_outputs(const Schedule& schedule, const BlockGrid& grid, const std::vector<uint32_t>& order) {
   const bool rotation = schedule.form == ProgramForm::rotation;
   detail::FlatMap local(static_cast<size_t>(schedule.gpus) * 64), inbox(static_cast<size_t>(schedule.gpus) * 8);
   // Blocks covered per (GPU, item): a compute op adds its blocks to partial sums; repeated
@@ -104,7 +104,7 @@ std::string check_outputs(const Schedule& schedule, const BlockGrid& grid, const
     local.erase(place(gpu, item));
     return "";
   };
-  for (uint32_t index : analysis.order) {
+  for (uint32_t index : order) {
     const Op& op = schedule.ops[index];
     switch (op.kind) {
       case OpKind::compute: {
@@ -231,11 +231,14 @@ CheckResult check_schedule(const Schedule& schedule, const BlockGrid& grid) {
   if (!result.ok()) return result;
   result.violation = check_block_coverage(schedule, grid);
   if (!result.ok()) return result;
-  result.violation = find_execution_order(schedule, result.analysis);
+  // The execution order serves the outputs' walk and the steps, and is dropped with the check.
+  std::vector<uint32_t> order;
+  result.violation = find_execution_order(schedule, result.analysis, order);
   if (!result.ok()) return result;
-  result.violation = check_outputs(schedule, grid, result.analysis);
+  result.violation = check_outputs(schedule, grid, order);
   if (!result.ok()) return result;
-  result.analysis.step_order = order_by_step(schedule, result.analysis);
+  result.analysis.step_order = order_by_step(schedule, result.analysis, order);
+  std::vector<uint32_t>().swap(order);
   result.analysis.item_sizes = ItemSizes(schedule, grid);
   if (schedule.ops.size() <= kOpPairsTableMaxOps) result.analysis.op_pairs = op_pairs_table(schedule, grid);
   result.analysis.memory_one_sequence = memory_per_gpu_one_sequence(schedule, result.analysis);

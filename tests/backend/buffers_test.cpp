@@ -38,9 +38,10 @@ Problem causal_problem(Pass pass) {
 // receive holds a buffer from its place in the sequence until after its last release.
 int32_t most_buffers_held(const Schedule& schedule, const ScheduleAnalysis& analysis, const BufferReleases& freeing,
                           const ExecutionRecord& record) {
+  const std::vector<uint32_t> order = execution_order(schedule, analysis);
   std::vector<size_t> run_position(schedule.ops.size());
-  for (size_t position = 0; position < analysis.order.size(); ++position) run_position[analysis.order[position]] = position;
-  std::vector<uint32_t> sequence(analysis.order.begin(), analysis.order.end());
+  for (size_t position = 0; position < order.size(); ++position) run_position[order[position]] = position;
+  std::vector<uint32_t> sequence(order.begin(), order.end());
   std::stable_sort(sequence.begin(), sequence.end(), [&](uint32_t x, uint32_t y) {
     return record.op_start_s[x] < record.op_start_s[y] ||
            (record.op_start_s[x] == record.op_start_s[y] && run_position[x] < run_position[y]);

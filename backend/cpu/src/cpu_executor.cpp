@@ -138,7 +138,7 @@ class Interpreter {
   void run_sequentially(const ScheduleAnalysis& analysis, const std::function<void(uint32_t, bool)>& on_op) {
     std::vector<uint8_t> posted(schedule_.ops.size(), 0), collective_done(schedule_.collectives.size(), 0);
     std::vector<Staged> staged(schedule_.ops.size());
-    for (uint32_t index : analysis.order) {
+    for (uint32_t index : schedules::execution_order(schedule_, analysis)) {
       const Op& op = schedule_.ops[index];
       if (on_op) on_op(index, true);
       posted[index] = 1;
