@@ -1,6 +1,7 @@
 // The command line's operator new (cli/large_allocations.cpp), linked into this test alone.
 #include <catch2/catch.hpp>
 
+#include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -74,4 +75,18 @@ TEST_CASE("large blocks are advised as huge pages, small ones are not, and every
     for (std::uint8_t byte : block) sevens += byte == 7;
     CHECK(sevens == bytes);
   }
+}
+
+TEST_CASE("blocks of 16 MiB and more are mappings of their own, handed back when freed", "[large_allocations]") {
+  // glibc alone raises its threshold to the size of a mapped block once it is freed (up to
+  // 32 MiB), and then serves a 20 MiB block from the heap, where it stays resident when freed.
+  { std::vector<char> raise(std::size_t{30} << 20, 1); }
+  const std::size_t mapped_before = mallinfo2().hblkhd;
+  const std::size_t bytes = std::size_t{20} << 20;
+  auto block = std::make_unique<char[]>(bytes);
+  block[bytes - 1] = 3;
+  CHECK(mallinfo2().hblkhd >= mapped_before + bytes);
+  CHECK(block[bytes - 1] == 3);
+  block.reset();
+  CHECK(mallinfo2().hblkhd == mapped_before);
 }
