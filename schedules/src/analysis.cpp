@@ -320,8 +320,11 @@ std::string match_collectives(const Schedule& schedule, ScheduleAnalysis& analys
 
 }  // namespace
 
-OpAccesses::OpAccesses(const Schedule& schedule) : schedule_(schedule) {
-  if (!schedule.collectives.empty()) transfers_.emplace(schedule);
+OpAccesses::OpAccesses(const Schedule& schedule, size_t remember_bytes)
+    : schedule_(schedule), remember_limit_(remember_bytes / sizeof(DataAccess)) {
+  // A place per op (8 bytes) only where the ops are few, as for the op pairs' table: a ring at
+  // 1,024 GPUs (8 M ops) takes no list from op_data anyway.
+  if (remember_limit_ > 0 && schedule.ops.size() <= kOpPairsTableMaxOps) remembered_at_.assign(schedule.ops.size(), {0, 0});
 }
 
 std::span<const DataAccess> OpAccesses::of(size_t index) {
@@ -392,11 +395,24 @@ void OpAccesses::append(size_t index, std::vector<DataAccess>& out) {
     finish(at);
     return;
   }
+  if (!remembered_at_.empty() && remembered_at_[index].second != 0) {
+    const auto [start, count] = remembered_at_[index];
+    out.insert(out.end(), remembered_.begin() + start, remembered_.begin() + start + (count - 1));
+    return;
+  }
+  const size_t first = out.size();
+  // Made at the first collective op listed, once analyze_schedule has bounded the transfers' GPUs.
+  if (!schedule_.collectives.empty() && !transfers_) transfers_.emplace(schedule_);
   op_data(schedule_, op, data_, transfers_ ? &*transfers_ : nullptr);
   for (const auto& item : data_.reads) out.push_back({item, Access::read});
   for (const auto& item : data_.writes) out.push_back({item, Access::write});
   for (const auto& item : data_.inbox_reads) out.push_back({item, Access::inbox_read});
   for (const auto& item : data_.inbox_writes) out.push_back({item, Access::inbox_write});
+  const size_t count = out.size() - first;
+  if (!remembered_at_.empty() && remembered_.size() + count <= remember_limit_) {
+    remembered_at_[index] = {static_cast<uint32_t>(remembered_.size()), static_cast<uint32_t>(count + 1)};
+    remembered_.insert(remembered_.end(), out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
+  }
 }
 
 namespace {
@@ -405,7 +421,7 @@ namespace {
 // all (the buffers' and the dependencies').
 class ProgramAccesses {
  public:
-  explicit ProgramAccesses(const Schedule& schedule) : listed_(schedule) {}
+  explicit ProgramAccesses(OpAccesses& listed) : listed_(listed) {}
   void list(std::span<const uint32_t> ops) {
     accesses_.clear();
     at_.assign(1, 0);
@@ -418,7 +434,7 @@ class ProgramAccesses {
   std::span<const DataAccess> of(size_t k) const { return {accesses_.data() + at_[k], at_[k + 1] - at_[k]}; }
 
  private:
-  OpAccesses listed_;
+  OpAccesses& listed_;
   std::vector<DataAccess> accesses_;
   std::vector<uint32_t> at_;
 };
@@ -480,8 +496,10 @@ class BufferWalk {
           if (last_reader_[earlier * streams + s] != kNone) edges.emplace_back(list[k], last_reader_[earlier * streams + s]);
       }
     }
-    std::stable_sort(edges.begin() + static_cast<std::ptrdiff_t>(first), edges.end(),
-                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    // By op, stably (an insertion sort: a GPU's few edges, in order stream by stream, where
+    // std::stable_sort's buffer was an allocation per GPU).
+    for (size_t k = first + 1; k < edges.size(); ++k)
+      for (size_t at = k; at > first && edges[at - 1].first > edges[at].first; --at) std::swap(edges[at - 1], edges[at]);
   }
 
   // After every GPU's walk: each receive's last reader on each stream.
@@ -521,13 +539,13 @@ void programs_by_gpu(const Schedule& schedule, std::vector<uint32_t>& gpu_offset
   for (uint32_t index = 0; index < op_count; ++index) by_gpu[fill[static_cast<size_t>(schedule.ops[index].gpu)]++] = index;
 }
 
-std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analysis) {
+std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analysis, OpAccesses& listed) {
   const size_t op_count = schedule.ops.size();
   std::vector<uint32_t> gpu_offsets, by_gpu;
   programs_by_gpu(schedule, gpu_offsets, by_gpu);
   // Each GPU's accesses are listed once, for its buffer walk and then its dependency walk; the
   // buffer edges of its ops (by op, as the walk below takes the ops) join their data dependencies.
-  ProgramAccesses program(schedule);
+  ProgramAccesses program(listed);
   BufferWalk buffer_walk(schedule);
   std::vector<std::pair<uint32_t, uint32_t>> buffer_edges;  // (op, dependency): at most one per stream for each receive
 
@@ -621,7 +639,8 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
 BufferReleases buffer_releases(const Schedule& schedule) {
   std::vector<uint32_t> gpu_offsets, by_gpu;
   programs_by_gpu(schedule, gpu_offsets, by_gpu);
-  ProgramAccesses program(schedule);
+  OpAccesses listed(schedule);
+  ProgramAccesses program(listed);
   BufferWalk buffer_walk(schedule);
   std::vector<std::pair<uint32_t, uint32_t>> edges;
   for (size_t gpu = 0; gpu < static_cast<size_t>(schedule.gpus); ++gpu) {
@@ -634,6 +653,11 @@ BufferReleases buffer_releases(const Schedule& schedule) {
 }
 
 std::string analyze_schedule(const Schedule& schedule, ScheduleAnalysis& analysis) {
+  OpAccesses listed(schedule);
+  return analyze_schedule(schedule, analysis, listed);
+}
+
+std::string analyze_schedule(const Schedule& schedule, ScheduleAnalysis& analysis, OpAccesses& listed) {
   analysis = ScheduleAnalysis{};
   analysis.partner.assign(schedule.ops.size(), -1);
   if (schedule.gpus < 1) return "the schedule has no GPUs";
@@ -645,7 +669,7 @@ std::string analyze_schedule(const Schedule& schedule, ScheduleAnalysis& analysi
       !problem.empty())
     return problem;
   if (auto problem = match_collectives(schedule, analysis); !problem.empty()) return problem;
-  return build_dependencies(schedule, analysis);
+  return build_dependencies(schedule, analysis, listed);
 }
 
 Successors reverse_dependencies(const ScheduleAnalysis& analysis) {

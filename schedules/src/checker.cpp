@@ -227,7 +227,10 @@ CheckResult check_schedule(const Schedule& schedule, const BlockGrid& grid) {
                        std::to_string(schedule.chunks());
     return result;
   }
-  result.violation = analyze_schedule(schedule, result.analysis);
+  // Each op's accesses are listed by the dependency walk and again by the memory walk; op_data's
+  // lists (the costly ones) are kept between the two, up to 16 MiB.
+  OpAccesses listed(schedule, std::size_t{16} << 20);
+  result.violation = analyze_schedule(schedule, result.analysis, listed);
   if (!result.ok()) return result;
   result.violation = check_block_coverage(schedule, grid);
   if (!result.ok()) return result;
@@ -241,7 +244,7 @@ CheckResult check_schedule(const Schedule& schedule, const BlockGrid& grid) {
   std::vector<uint32_t>().swap(order);
   result.analysis.item_sizes = ItemSizes(schedule, grid);
   if (schedule.ops.size() <= kOpPairsTableMaxOps) result.analysis.op_pairs = op_pairs_table(schedule, grid);
-  result.analysis.memory_one_sequence = memory_per_gpu_one_sequence(schedule, result.analysis);
+  result.analysis.memory_one_sequence = memory_per_gpu_one_sequence(schedule, result.analysis, listed);
   return result;
 }
 

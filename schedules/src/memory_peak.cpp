@@ -12,6 +12,12 @@ namespace tessera::schedules {
 // until it is sent away; an arriving partial until it is merged. GPUs are independent here, so
 // one dense table per GPU (reset between GPUs) replaces any hashing.
 std::vector<GpuMemory> memory_per_gpu_one_sequence(const Schedule& schedule, const ScheduleAnalysis& analysis) {
+  OpAccesses listed(schedule);
+  return memory_per_gpu_one_sequence(schedule, analysis, listed);
+}
+
+std::vector<GpuMemory> memory_per_gpu_one_sequence(const Schedule& schedule, const ScheduleAnalysis& analysis,
+                                                   OpAccesses& listed) {
   const size_t gpus = static_cast<size_t>(schedule.gpus);
   const ItemSizes& sizes = analysis.item_sizes;
   auto item_bytes = [&sizes](const DataItem& item) { return sizes.one_sequence_bytes(item); };
@@ -33,7 +39,6 @@ std::vector<GpuMemory> memory_per_gpu_one_sequence(const Schedule& schedule, con
   std::vector<int64_t> held(item_slot_count(schedule), 0);  // bytes held per slot, beyond own chunks
   // One GPU's accesses (analysis.hpp's OpAccesses), its ops in step order, listed once per GPU:
   // ops_at[k] .. ops_at[k + 1] are those of its k-th op.
-  OpAccesses listed(schedule);
   std::vector<DataAccess> accesses;
   std::vector<uint32_t> ops_at;
   // Per access of the GPU: the last read of a received input before it is received again (the

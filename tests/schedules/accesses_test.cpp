@@ -55,6 +55,20 @@ void check_accesses_match_op_data(const std::string& algorithm, const Problem& p
   }
   CHECK(mismatched == 0);
   CHECK(accesses >= schedule.ops.size());  // every op reads or writes something
+  // Listed through a remembering instance, twice over (the check's two walks): the second pass
+  // reads the lists the first kept, and both are op_data's. With room for 64 accesses alone,
+  // some ops are kept and the rest listed again.
+  for (size_t room_bytes : {size_t{1} << 20, 64 * sizeof(DataAccess)}) {
+    OpAccesses remembering(schedule, room_bytes);
+    size_t differing = 0;
+    for (int pass = 0; pass < 2; ++pass)
+      for (size_t index = 0; index < schedule.ops.size(); ++index) {
+        std::vector<std::pair<DataItem, Access>> got;
+        for (const DataAccess& access : remembering.of(index)) got.emplace_back(access.item(), access.access());
+        if (got != expected_accesses(schedule, schedule.ops[index])) ++differing;
+      }
+    CHECK(differing == 0);
+  }
 }
 
 }  // namespace

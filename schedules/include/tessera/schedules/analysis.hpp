@@ -53,7 +53,11 @@ struct GpuMemory {
 // one-block ops (most ops of a ring or a mesh) are listed without op_data's four lists.
 class OpAccesses {
  public:
-  explicit OpAccesses(const Schedule& schedule);
+  // remember_bytes: the lists op_data makes (ops of many blocks, collectives, unsorted items) are
+  // kept up to this many bytes, for a second walk over the same ops. The check lists every op
+  // twice (its dependency walk, its memory walk): a sweep's small schedules spent a twentieth of
+  // its time in op_data again; kept whole, a plan's collectives at 1,024 GPUs took hundreds of MB.
+  explicit OpAccesses(const Schedule& schedule, size_t remember_bytes = 0);
   // op_data's reads, writes, inbox reads and inbox writes of the op, in that order; valid until
   // the next call.
   std::span<const DataAccess> of(size_t op);
@@ -63,8 +67,11 @@ class OpAccesses {
  private:
   const Schedule& schedule_;
   OpData data_;
-  std::optional<CollectiveTransfers> transfers_;  // where the schedule has collectives
+  std::optional<CollectiveTransfers> transfers_;  // where the schedule has collectives, once one is listed
   std::vector<DataAccess> list_;
+  size_t remember_limit_;                         // accesses
+  std::vector<DataAccess> remembered_;
+  std::vector<std::pair<uint32_t, uint32_t>> remembered_at_;  // per op (only where remembering): start, count + 1 (0: none)
 };
 
 struct ScheduleAnalysis {
@@ -103,6 +110,8 @@ struct ScheduleAnalysis {
 // data present before use (in program order), every send matched by a recv of the same data,
 // every collective reached once by each member. Returns the first violation in words, or "".
 std::string analyze_schedule(const Schedule& schedule, ScheduleAnalysis& analysis);
+// The same, listing accesses through `listed` (made for this schedule), which a later walk reuses.
+std::string analyze_schedule(const Schedule& schedule, ScheduleAnalysis& analysis, OpAccesses& listed);
 
 // Remote-chunk buffers. For every receive, the ops whose completion frees what it brought: on
 // each stream, the last op that reads a received input before it is replaced, and the merge that
