@@ -208,14 +208,7 @@ TEST_CASE("generators share one block grid per problem while it is held, counted
   // schedules/src/shared_grids.hpp: a plan's candidates read the same grid instead of counting
   // their own. Shared only for the very same problem, layout and GPUs; and counted before it is
   // handed out, so that threads reading it at once never fill its cache.
-  Problem problem;
-  problem.seq_len = 48;
-  problem.heads = 4;
-  problem.kv_heads = 2;
-  problem.head_dim = 16;
-  problem.head_dim_v = 16;
-  problem.mask.kind = MaskKind::causal;
-  problem.pass = Pass::both;
+  const Problem problem = small_problem(MaskKind::causal, 4, Pass::both);  // 19 tokens
   GeneratorOptions options;
   options.gpus = 4;
   options.layout = Layout::zigzag;
@@ -226,13 +219,13 @@ TEST_CASE("generators share one block grid per problem while it is held, counted
   options.layout = Layout::contiguous;
   CHECK(generate_unchecked("mesh", problem, options).grid != ring.grid);
   Problem longer = problem;
-  longer.seq_len = 96;
+  longer.seq_len = 38;
   options.layout = Layout::zigzag;
   CHECK(generate_unchecked("mesh", longer, options).grid != ring.grid);
   // Every block counted: the same pairs as a grid of its own, and causal's total in closed form,
-  // 48 * 49 / 2 pairs per head.
+  // 19 * 20 / 2 pairs per head.
   const BlockGrid own(problem, Layout::zigzag, 4);
   for (int64_t i = 0; i < 4; ++i)
     for (int64_t j = 0; j < 4; ++j) CHECK(ring.grid->pairs(i, j) == own.pairs(i, j));
-  CHECK(ring.grid->total_pairs() == 48 * 49 / 2);
+  CHECK(ring.grid->total_pairs() == 19 * 20 / 2);
 }
