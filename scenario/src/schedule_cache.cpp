@@ -14,8 +14,8 @@ namespace {
 // What a held failure counts against the bound: its key and message, about.
 constexpr size_t kFailureBytes = 512;
 
-template <typename T>
-size_t vector_bytes(const std::vector<T>& values) {
+template <typename T, typename Allocator>
+size_t vector_bytes(const std::vector<T, Allocator>& values) {
   return values.capacity() * sizeof(T);
 }
 

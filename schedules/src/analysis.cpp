@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "tessera/core/read_once_blocks.hpp"
 #include "tessera/schedules/op_data.hpp"
 #include "tessera/schedules/rotation.hpp"
 
@@ -440,36 +441,42 @@ class ProgramAccesses {
 };
 
 // The edges that make the k-th receive on a stream of B buffers wait for the ops that free the
-// (k-B)-th (its releases), one GPU at a time, and the releases themselves (buffer_releases).
+// (k-B)-th (its releases), one GPU at a time, and, where asked (buffer_releases), the releases
+// themselves. Its tables are one GPU's: every reader of a receive is an op of the receiving GPU.
+// (Kept for every receive of the schedule, the last readers and each op's receive number were
+// 97 MB of a contiguous ring's check at 1,024 GPUs: 3.1 M receives on 5 streams.)
 class BufferWalk {
  public:
-  explicit BufferWalk(const Schedule& schedule)
+  BufferWalk(const Schedule& schedule, bool keep_releases)
       : schedule_(schedule),
         streams_(schedule.stream_names.size()),
-        receive_slot_(schedule.ops.size(), kNone),
+        keep_releases_(keep_releases),
         slot_(schedule),
         holder_(item_slot_count(schedule), kNone),
-        stream_receives_(streams_) {
-    size_t receives = 0;
-    for (size_t index = 0; index < schedule.ops.size(); ++index)
-      if (schedule.ops[index].kind == OpKind::recv) receive_slot_[index] = static_cast<uint32_t>(receives++);
-    last_reader_.assign(receives * streams_, kNone);
-  }
+        stream_receives_(streams_) {}
 
   // Appends (op, dependency) for the ops of one GPU, `ops` in program order with their accesses
   // listed in `accesses`; by op, ascending.
   void walk(std::span<const uint32_t> ops, const ProgramAccesses& accesses, std::vector<std::pair<uint32_t, uint32_t>>& edges) {
     const size_t streams = streams_;
     for (auto& list : stream_receives_) list.clear();
+    receive_ops_.clear();
+    last_reader_.clear();
     for (size_t k = 0; k < ops.size(); ++k) {
       const uint32_t index = ops[k];
       const Op& op = schedule_.ops[index];
+      // This GPU's receives are numbered in program order; holder_ names the receive by number.
+      const uint32_t receive = op.kind == OpKind::recv ? static_cast<uint32_t>(receive_ops_.size()) : kNone;
+      if (op.kind == OpKind::recv) {
+        receive_ops_.push_back(index);
+        last_reader_.resize(last_reader_.size() + streams, kNone);
+      }
       const auto listed = accesses.of(k);
       for (const auto& access : listed) {
         const bool local_input = access.access() == Access::read && is_input(access.kind());
         if (!local_input && access.access() != Access::inbox_read) continue;
         const uint32_t held_by = holder_[slot_(access.item(), access.access() == Access::inbox_read)];
-        if (held_by != kNone) last_reader_[receive_slot_[held_by] * streams + static_cast<size_t>(op.stream)] = index;
+        if (held_by != kNone) last_reader_[held_by * streams + static_cast<size_t>(op.stream)] = index;
       }
       for (const auto& access : listed) {
         const bool inbox = access.access() == Access::inbox_write || access.access() == Access::inbox_read;
@@ -479,9 +486,9 @@ class BufferWalk {
         // gathering resident data, a merge emptying an inbox) ends the buffer's claim.
         const bool claims = op.kind == OpKind::recv && access.access() != Access::inbox_read;
         if (holder_[at] == kNone) touched_.push_back(at);
-        holder_[at] = claims ? index : kNone;
+        holder_[at] = claims ? receive : kNone;
       }
-      if (op.kind == OpKind::recv) stream_receives_[static_cast<size_t>(op.stream)].push_back(index);
+      if (op.kind == OpKind::recv) stream_receives_[static_cast<size_t>(op.stream)].push_back(receive);
     }
     for (size_t at : touched_) holder_[at] = kNone;
     touched_.clear();
@@ -491,42 +498,51 @@ class BufferWalk {
       const auto& list = stream_receives_[stream];
       if (buffers == 0) continue;
       for (size_t k = buffers; k < list.size(); ++k) {
-        const size_t earlier = receive_slot_[list[k - buffers]];
+        const size_t earlier = list[k - buffers];
         for (size_t s = 0; s < streams; ++s)
-          if (last_reader_[earlier * streams + s] != kNone) edges.emplace_back(list[k], last_reader_[earlier * streams + s]);
+          if (last_reader_[earlier * streams + s] != kNone) edges.emplace_back(receive_ops_[list[k]], last_reader_[earlier * streams + s]);
       }
     }
     // By op, stably (an insertion sort: a GPU's few edges, in order stream by stream, where
     // std::stable_sort's buffer was an allocation per GPU).
     for (size_t k = first + 1; k < edges.size(); ++k)
       for (size_t at = k; at > first && edges[at - 1].first > edges[at].first; --at) std::swap(edges[at - 1], edges[at]);
+    if (keep_releases_)
+      for (size_t receive = 0; receive < receive_ops_.size(); ++receive)
+        for (size_t s = 0; s < streams; ++s)
+          if (last_reader_[receive * streams + s] != kNone) releases_.emplace_back(receive_ops_[receive], last_reader_[receive * streams + s]);
   }
 
-  // After every GPU's walk: each receive's last reader on each stream.
+  // After every GPU's walk (of an instance keeping them): each receive's last reader on each stream.
   BufferReleases releases() const {
     const size_t op_count = schedule_.ops.size();
     BufferReleases freeing;
     freeing.offsets.assign(op_count + 1, 0);
-    for (size_t index = 0; index < op_count; ++index) {
-      if (receive_slot_[index] != kNone)
-        for (size_t s = 0; s < streams_; ++s)
-          if (last_reader_[receive_slot_[index] * streams_ + s] != kNone)
-            freeing.releases.push_back(last_reader_[receive_slot_[index] * streams_ + s]);
-      freeing.offsets[index + 1] = static_cast<uint32_t>(freeing.releases.size());
-    }
+    for (const auto& [receive, reader] : releases_) ++freeing.offsets[receive + 1];
+    for (size_t index = 0; index < op_count; ++index) freeing.offsets[index + 1] += freeing.offsets[index];
+    // A receive's readers were kept together, stream by stream: placed in turn, they stay so.
+    std::vector<uint32_t> fill(freeing.offsets.begin(), freeing.offsets.end() - 1);
+    freeing.releases.assign(releases_.size(), 0);
+    for (const auto& [receive, reader] : releases_) freeing.releases[fill[receive]++] = reader;
     return freeing;
   }
 
  private:
   const Schedule& schedule_;
   const size_t streams_;
-  std::vector<uint32_t> receive_slot_;  // per op: its number among the receives, or kNone
-  std::vector<uint32_t> last_reader_;   // per receive, its last reader on each stream (kNone where none)
+  const bool keep_releases_;
   const ItemSlots slot_;
-  std::vector<uint32_t> holder_;        // the receive whose buffer holds a slot
+  std::vector<uint32_t> holder_;        // the receive (this GPU's number) whose buffer holds a slot
   std::vector<size_t> touched_;
-  std::vector<std::vector<uint32_t>> stream_receives_;
+  std::vector<uint32_t> receive_ops_;   // this GPU's receives, by number
+  std::vector<uint32_t> last_reader_;   // per receive of this GPU, its last reader on each stream (kNone where none)
+  std::vector<std::vector<uint32_t>> stream_receives_;  // per stream, this GPU's receives on it, by number
+  std::vector<std::pair<uint32_t, uint32_t>> releases_;  // (receive, reader), where kept
 };
+
+// Dependency lists in the order found, GPU by GPU, in blocks of 16 MiB (core/read_once_blocks.hpp).
+using FoundDependencies = ReadOnceBlocks<uint32_t>;
+constexpr size_t kFoundDependenciesBlock = size_t{4} << 20;
 
 // Each GPU's ops in program order: by_gpu[gpu_offsets[g] .. gpu_offsets[g + 1]).
 void programs_by_gpu(const Schedule& schedule, std::vector<uint32_t>& gpu_offsets, std::vector<uint32_t>& by_gpu) {
@@ -539,22 +555,21 @@ void programs_by_gpu(const Schedule& schedule, std::vector<uint32_t>& gpu_offset
   for (uint32_t index = 0; index < op_count; ++index) by_gpu[fill[static_cast<size_t>(schedule.ops[index].gpu)]++] = index;
 }
 
-std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analysis, OpAccesses& listed) {
+// Each op's dependencies, sorted and unique, listed in by_gpu order in found_deps; each op's
+// count goes to dep_offsets[op + 1]. No (op, dependency) pair list and no sort of it: that list,
+// twice the size, was this analysis's memory peak. Its tables are gone by the time
+// build_dependencies copies the lists into op order.
+std::string find_dependencies(const Schedule& schedule, const std::vector<uint32_t>& gpu_offsets,
+                              const std::vector<uint32_t>& by_gpu, ScheduleAnalysis& analysis, OpAccesses& listed,
+                              FoundDependencies& found_deps) {
   const size_t op_count = schedule.ops.size();
-  std::vector<uint32_t> gpu_offsets, by_gpu;
-  programs_by_gpu(schedule, gpu_offsets, by_gpu);
   // Each GPU's accesses are listed once, for its buffer walk and then its dependency walk; the
   // buffer edges of its ops (by op, as the walk below takes the ops) join their data dependencies.
   ProgramAccesses program(listed);
-  BufferWalk buffer_walk(schedule);
+  BufferWalk buffer_walk(schedule, false);
   std::vector<std::pair<uint32_t, uint32_t>> buffer_edges;  // (op, dependency): at most one per stream for each receive
 
-  // Each op's dependencies, sorted and unique, listed in by_gpu order in found_deps; each op's
-  // count goes to dep_offsets[op + 1]. No (op, dependency) pair list and no sort of it: that
-  // list, twice the size, was this analysis's memory peak.
   analysis.dep_offsets.assign(op_count + 1, 0);
-  std::vector<uint32_t> found_deps;
-  found_deps.reserve(op_count * 3);
   LastWriters writers(schedule);
   std::vector<uint32_t> last_on_stream(schedule.stream_names.size(), kNone);
   std::vector<uint32_t> found;
@@ -623,13 +638,25 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
       analysis.dep_offsets[index + 1] = static_cast<uint32_t>(found.size());
     }
   }
-  // Into op order: found_deps holds the lists back to back in by_gpu order.
+  return "";
+}
+
+std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analysis, OpAccesses& listed) {
+  const size_t op_count = schedule.ops.size();
+  std::vector<uint32_t> gpu_offsets, by_gpu;
+  programs_by_gpu(schedule, gpu_offsets, by_gpu);
+  FoundDependencies found_deps(kFoundDependenciesBlock, op_count * 3);
+  if (auto problem = find_dependencies(schedule, gpu_offsets, by_gpu, analysis, listed, found_deps); !problem.empty())
+    return problem;
+  // Into op order: found_deps holds the lists back to back in by_gpu order. Each GPU's lists go
+  // to a few runs of op order, so the pages written grow with the blocks freed.
   for (size_t index = 0; index < op_count; ++index) analysis.dep_offsets[index + 1] += analysis.dep_offsets[index];
-  analysis.deps.assign(found_deps.size(), 0);
-  size_t read = 0;
+  analysis.deps.clear();
+  analysis.deps.shrink_to_fit();
+  analysis.deps.resize(found_deps.size());
   for (uint32_t position = 0; position < op_count; ++position) {
     const uint32_t index = by_gpu[position];
-    for (uint32_t at = analysis.dep_offsets[index]; at < analysis.dep_offsets[index + 1]; ++at) analysis.deps[at] = found_deps[read++];
+    for (uint32_t at = analysis.dep_offsets[index]; at < analysis.dep_offsets[index + 1]; ++at) analysis.deps[at] = found_deps.take();
   }
   return "";
 }
@@ -641,7 +668,7 @@ BufferReleases buffer_releases(const Schedule& schedule) {
   programs_by_gpu(schedule, gpu_offsets, by_gpu);
   OpAccesses listed(schedule);
   ProgramAccesses program(listed);
-  BufferWalk buffer_walk(schedule);
+  BufferWalk buffer_walk(schedule, true);
   std::vector<std::pair<uint32_t, uint32_t>> edges;
   for (size_t gpu = 0; gpu < static_cast<size_t>(schedule.gpus); ++gpu) {
     const std::span<const uint32_t> ops(by_gpu.data() + gpu_offsets[gpu], gpu_offsets[gpu + 1] - gpu_offsets[gpu]);
@@ -822,7 +849,7 @@ std::vector<uint32_t> execution_order(const Schedule& schedule, const ScheduleAn
 }
 
 std::vector<uint32_t> order_by_step(const Schedule& schedule, const ScheduleAnalysis& analysis,
-                                    const std::vector<uint32_t>& order) {
+                                    std::vector<uint32_t> order) {
   const size_t op_count = schedule.ops.size();
   // An op's step: one past its dependencies' latest, the start of a run. A send and its recv
   // complete together, at the later of their two steps; so do a collective's members.
@@ -865,7 +892,10 @@ std::vector<uint32_t> order_by_step(const Schedule& schedule, const ScheduleAnal
   std::fill(next.begin(), next.end(), 0);
   for (size_t index = 0; index < op_count; ++index) ++offsets[next[static_cast<size_t>(schedule.ops[index].gpu)]++ + 1];
   for (size_t p = 0; p < longest; ++p) offsets[p + 1] += offsets[p];
-  std::vector<uint32_t> by_position(op_count);
+  // (In the execution order's room, read to the end above: at 1,024 GPUs a contiguous ring's
+  // order is 25 MiB, and held beside the three arrays here it made the check's peak.)
+  std::vector<uint32_t> by_position = std::move(order);
+  by_position.resize(op_count);
   std::fill(next.begin(), next.end(), 0);
   for (uint32_t index = 0; index < op_count; ++index)
     by_position[offsets[next[static_cast<size_t>(schedule.ops[index].gpu)]++]++] = index;

@@ -234,14 +234,13 @@ CheckResult check_schedule(const Schedule& schedule, const BlockGrid& grid) {
   if (!result.ok()) return result;
   result.violation = check_block_coverage(schedule, grid);
   if (!result.ok()) return result;
-  // The execution order serves the outputs' walk and the steps, and is dropped with the check.
+  // The execution order serves the outputs' walk and then the steps, which take its room.
   std::vector<uint32_t> order;
   result.violation = find_execution_order(schedule, result.analysis, order);
   if (!result.ok()) return result;
   result.violation = check_outputs(schedule, grid, order);
   if (!result.ok()) return result;
-  result.analysis.step_order = order_by_step(schedule, result.analysis, order);
-  std::vector<uint32_t>().swap(order);
+  result.analysis.step_order = order_by_step(schedule, result.analysis, std::move(order));
   result.analysis.item_sizes = ItemSizes(schedule, grid);
   if (schedule.ops.size() <= kOpPairsTableMaxOps) result.analysis.op_pairs = op_pairs_table(schedule, grid);
   result.analysis.memory_one_sequence = memory_per_gpu_one_sequence(schedule, result.analysis, listed);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tessera/core/schedule.hpp"
+#include "tessera/core/uninitialized_allocator.hpp"
 #include "tessera/schedules/item_sizes.hpp"
 #include "tessera/schedules/op_data.hpp"
 
@@ -79,7 +80,8 @@ struct ScheduleAnalysis {
   // They are the previous op of the same stream, and for each item the op reads (or writes),
   // the last earlier op of the same GPU, per stream, that wrote it.
   std::vector<uint32_t> dep_offsets;
-  std::vector<uint32_t> deps;
+  // (Made unwritten, then filled in op order: core/uninitialized_allocator.hpp says why.)
+  std::vector<uint32_t, UninitializedAllocator<uint32_t>> deps;
   std::vector<int32_t> partner;                     // the matched recv of a send and vice versa; -1 otherwise
   std::vector<std::vector<uint32_t>> collective_ops;  // per collective, its member ops
   // (An execution order, one that respects all of the above, is not kept: execution_order below.)
@@ -158,8 +160,8 @@ std::vector<uint32_t> execution_order(const Schedule& schedule, const ScheduleAn
 // model) and in what it holds at once (the memory walk). On a schedule that every GPU runs
 // alike up to rotation, GPU g's ops in this order are its held GPU's shifted, so the programs
 // held alone (ProgramForm::rotation) walk as the full one does. Needs an execution order (`order`)
-// and the dependencies.
+// and the dependencies; takes the order's room for its own.
 std::vector<uint32_t> order_by_step(const Schedule& schedule, const ScheduleAnalysis& analysis,
-                                    const std::vector<uint32_t>& order);
+                                    std::vector<uint32_t> order);
 
 }  // namespace tessera::schedules
