@@ -461,7 +461,6 @@ class BufferWalk {
     const size_t streams = streams_;
     for (auto& list : stream_receives_) list.clear();
     receive_ops_.clear();
-    last_reader_.clear();
     for (size_t k = 0; k < ops.size(); ++k) {
       const uint32_t index = ops[k];
       const Op& op = schedule_.ops[index];
@@ -469,7 +468,8 @@ class BufferWalk {
       const uint32_t receive = op.kind == OpKind::recv ? static_cast<uint32_t>(receive_ops_.size()) : kNone;
       if (op.kind == OpKind::recv) {
         receive_ops_.push_back(index);
-        last_reader_.resize(last_reader_.size() + streams, kNone);
+        if (last_reader_.size() < receive_ops_.size() * streams) last_reader_.resize(2 * receive_ops_.size() * streams);
+        std::fill_n(last_reader_.begin() + static_cast<std::ptrdiff_t>(receive * streams), streams, kNone);
       }
       const auto listed = accesses.of(k);
       for (const auto& access : listed) {
@@ -656,7 +656,7 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
   analysis.deps.resize(found_deps.size());
   for (uint32_t position = 0; position < op_count; ++position) {
     const uint32_t index = by_gpu[position];
-    for (uint32_t at = analysis.dep_offsets[index]; at < analysis.dep_offsets[index + 1]; ++at) analysis.deps[at] = found_deps.take();
+    found_deps.take(analysis.dep_offsets[index + 1] - analysis.dep_offsets[index], analysis.deps.data() + analysis.dep_offsets[index]);
   }
   return "";
 }

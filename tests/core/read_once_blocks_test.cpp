@@ -29,6 +29,20 @@ TEST_CASE("values come back in the order appended, and each block goes once its 
   CHECK(read == std::vector<uint32_t>{0, 3, 6, 9, 12, 15, 18, 21, 24, 27});
 }
 
+TEST_CASE("values taken several at once cross blocks as one at a time would", "[read_once_blocks]") {
+  ReadOnceBlocks<uint32_t> values(3, 3);  // blocks of 3: {0 1 2} {3 4 5} {6 7 8} {9}
+  for (uint32_t value = 0; value < 10; ++value) values.push_back(value);
+  std::vector<uint32_t> read(10, 99);
+  values.take(2, read.data());      // 0 1: within the first block
+  values.take(5, read.data() + 2);  // 2 .. 6: the first block's last, the whole second, into the third
+  CHECK(values.blocks_held() == 2);
+  values.take(0, read.data() + 7);  // nothing
+  values.take(3, read.data() + 7);  // 7 8 9: to the end
+  CHECK(values.left() == 0);
+  CHECK(values.blocks_held() == 0);
+  CHECK(read == std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+}
+
 TEST_CASE("a whole number of blocks, one value, and none", "[read_once_blocks]") {
   ReadOnceBlocks<uint32_t> eight(4, 8);
   for (uint32_t value = 0; value < 8; ++value) eight.push_back(value);

@@ -43,14 +43,31 @@ class ReadOnceBlocks {
   // The next value in the order appended. Only while left() > 0; appending after the first take
   // is not supported.
   T take() {
-    const T value = blocks_[block_][at_];
-    ++taken_;
-    if (++at_ == blocks_[block_].size()) {
-      std::vector<T>().swap(blocks_[block_]);
-      ++block_;
-      at_ = 0;
-    }
+    T value;
+    take(1, &value);
     return value;
+  }
+  // The next `count` values (at most left()), written to `out`.
+  void take(std::size_t count, T* out) {
+    taken_ += count;
+    const T* here_at = blocks_[block_].data() + at_;
+    if (at_ + count < blocks_[block_].size()) {  // (the usual case, a few values inside one block: a plain loop)
+      for (std::size_t k = 0; k < count; ++k) out[k] = here_at[k];
+      at_ += count;
+      return;
+    }
+    while (count > 0) {
+      std::vector<T>& block = blocks_[block_];
+      const std::size_t here = std::min(count, block.size() - at_);
+      std::copy_n(block.data() + at_, here, out);
+      out += here;
+      count -= here;
+      if ((at_ += here) == block.size()) {
+        std::vector<T>().swap(block);
+        ++block_;
+        at_ = 0;
+      }
+    }
   }
 
  private:
