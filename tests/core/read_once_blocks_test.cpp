@@ -38,6 +38,7 @@ TEST_CASE("values taken several at once cross blocks as one at a time would", "[
   CHECK(values.blocks_held() == 2);
   values.take(0, read.data() + 7);  // nothing
   values.take(3, read.data() + 7);  // 7 8 9: to the end
+  values.take(0, read.data() + 10);  // nothing, with no block left (an op without dependencies, last)
   CHECK(values.left() == 0);
   CHECK(values.blocks_held() == 0);
   CHECK(read == std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
@@ -95,21 +96,24 @@ TEST_CASE("a vector made at a size with UninitializedAllocator writes none of it
   // 128 MiB, above glibc's largest mmap threshold (32 MiB): a fresh mapping, resident only where
   // written. std::vector's own allocator zeroes it, which makes it all resident: the control
   // that shows this measure sees the difference.
+  // (Compared with the control, not with a fixed figure: under AddressSanitizer both also
+  // write the allocation's shadow, an eighth of its size.)
   constexpr size_t kCount = size_t{32} << 20;
   constexpr int64_t kBytes = static_cast<int64_t>(kCount * sizeof(uint32_t));
+  int64_t zeroed_growth = 0;
   {
     const int64_t before = resident_bytes();
     std::vector<uint32_t> zeroed(kCount);
-    const int64_t grown = resident_bytes() - before;
-    CHECK(grown > kBytes / 2);
+    zeroed_growth = resident_bytes() - before;
     CHECK(zeroed[kCount / 2] == 0);
   }
+  CHECK(zeroed_growth > kBytes / 2);
   const int64_t before = resident_bytes();
   std::vector<uint32_t, UninitializedAllocator<uint32_t>> unwritten(kCount);
-  CHECK(resident_bytes() - before < kBytes / 16);
+  CHECK(resident_bytes() - before < zeroed_growth / 4);
   // Written a page in every 64 pages, it grows by about those pages alone.
   const size_t stride = 64 * static_cast<size_t>(sysconf(_SC_PAGESIZE)) / sizeof(uint32_t);
   for (size_t at = 0; at < kCount; at += stride) unwritten[at] = static_cast<uint32_t>(at);
-  CHECK(resident_bytes() - before < kBytes / 16);
+  CHECK(resident_bytes() - before < zeroed_growth / 4);
   for (size_t at = 0; at < kCount; at += stride) REQUIRE(unwritten[at] == static_cast<uint32_t>(at));
 }

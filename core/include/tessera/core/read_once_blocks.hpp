@@ -49,6 +49,7 @@ class ReadOnceBlocks {
   }
   // The next `count` values (at most left()), written to `out`.
   void take(std::size_t count, T* out) {
+    if (count == 0) return;  // (also once all are taken, when no block is left to look at)
     taken_ += count;
     const T* here_at = blocks_[block_].data() + at_;
     if (at_ + count < blocks_[block_].size()) {  // (the usual case, a few values inside one block: a plain loop)
