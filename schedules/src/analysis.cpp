@@ -651,9 +651,7 @@ std::string build_dependencies(const Schedule& schedule, ScheduleAnalysis& analy
   // Into op order: found_deps holds the lists back to back in by_gpu order. Each GPU's lists go
   // to a few runs of op order, so the pages written grow with the blocks freed.
   for (size_t index = 0; index < op_count; ++index) analysis.dep_offsets[index + 1] += analysis.dep_offsets[index];
-  analysis.deps.clear();
-  analysis.deps.shrink_to_fit();
-  analysis.deps.resize(found_deps.size());
+  analysis.deps = decltype(analysis.deps)(found_deps.size());
   for (uint32_t position = 0; position < op_count; ++position) {
     const uint32_t index = by_gpu[position];
     found_deps.take(analysis.dep_offsets[index + 1] - analysis.dep_offsets[index], analysis.deps.data() + analysis.dep_offsets[index]);

@@ -11,11 +11,6 @@ namespace tessera::schedules {
 // a received input until its last use; a partial of another GPU's chunk from its first write
 // until it is sent away; an arriving partial until it is merged. GPUs are independent here, so
 // one dense table per GPU (reset between GPUs) replaces any hashing.
-std::vector<GpuMemory> memory_per_gpu_one_sequence(const Schedule& schedule, const ScheduleAnalysis& analysis) {
-  OpAccesses listed(schedule);
-  return memory_per_gpu_one_sequence(schedule, analysis, listed);
-}
-
 std::vector<GpuMemory> memory_per_gpu_one_sequence(const Schedule& schedule, const ScheduleAnalysis& analysis,
                                                    OpAccesses& listed) {
   const size_t gpus = static_cast<size_t>(schedule.gpus);

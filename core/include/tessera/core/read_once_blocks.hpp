@@ -40,27 +40,15 @@ class ReadOnceBlocks {
     return static_cast<std::size_t>(std::count_if(blocks_.begin(), blocks_.end(), [](const auto& block) { return block.capacity() > 0; }));
   }
 
-  // The next value in the order appended. Only while left() > 0; appending after the first take
-  // is not supported.
-  T take() {
-    T value;
-    take(1, &value);
-    return value;
-  }
-  // The next `count` values (at most left()), written to `out`.
+  // The next `count` values in the order appended (at most left()), written to `out`. Appending
+  // after the first take is not supported.
   void take(std::size_t count, T* out) {
-    if (count == 0) return;  // (also once all are taken, when no block is left to look at)
     taken_ += count;
-    const T* here_at = blocks_[block_].data() + at_;
-    if (at_ + count < blocks_[block_].size()) {  // (the usual case, a few values inside one block: a plain loop)
-      for (std::size_t k = 0; k < count; ++k) out[k] = here_at[k];
-      at_ += count;
-      return;
-    }
-    while (count > 0) {
+    while (count > 0) {  // (none: no block is looked at, also once every block is taken)
       std::vector<T>& block = blocks_[block_];
       const std::size_t here = std::min(count, block.size() - at_);
-      std::copy_n(block.data() + at_, here, out);
+      // A plain loop: the usual take is a few values, where std::copy_n called memmove.
+      for (std::size_t k = 0; k < here; ++k) out[k] = block[at_ + k];
       out += here;
       count -= here;
       if ((at_ += here) == block.size()) {

@@ -17,9 +17,9 @@
 namespace tessera::schedules {
 
 // One entry per GPU, at one sequence per batch, whatever schedule.problem.batch is. Reads the
-// item sizes and the order of the analysis (both made by check_schedule before it).
-std::vector<GpuMemory> memory_per_gpu_one_sequence(const Schedule& schedule, const ScheduleAnalysis& analysis);
-// The same, listing accesses through `listed` (made for this schedule; analysis.hpp).
+// item sizes and the order of the analysis (both made by check_schedule before it). Lists
+// accesses through `listed` (made for this schedule; analysis.hpp), which the check shares with
+// its dependency walk.
 std::vector<GpuMemory> memory_per_gpu_one_sequence(const Schedule& schedule, const ScheduleAnalysis& analysis,
                                                    OpAccesses& listed);
 
