@@ -453,7 +453,11 @@ class BufferWalk {
         keep_releases_(keep_releases),
         slot_(schedule),
         holder_(item_slot_count(schedule), kNone),
-        stream_receives_(streams_) {}
+        stream_receives_(streams_),
+        stream_position_(streams_) {
+    for (size_t stream = 0; stream < streams_; ++stream)
+      stream_buffers_.push_back(static_cast<size_t>(schedule.buffers_of_stream(static_cast<int32_t>(stream))));
+  }
 
   // Appends (op, dependency) for the ops of one GPU, `ops` in program order with their accesses
   // listed in `accesses`; by op, ascending.
@@ -492,21 +496,20 @@ class BufferWalk {
     }
     for (size_t at : touched_) holder_[at] = kNone;
     touched_.clear();
-    const size_t first = edges.size();
-    for (size_t stream = 0; stream < streams; ++stream) {
-      const auto buffers = static_cast<size_t>(schedule_.buffers_of_stream(static_cast<int32_t>(stream)));
-      const auto& list = stream_receives_[stream];
-      if (buffers == 0) continue;
-      for (size_t k = buffers; k < list.size(); ++k) {
-        const size_t earlier = list[k - buffers];
-        for (size_t s = 0; s < streams; ++s)
-          if (last_reader_[earlier * streams + s] != kNone) edges.emplace_back(receive_ops_[list[k]], last_reader_[earlier * streams + s]);
-      }
+    // The k-th receive on a stream of B buffers waits for the releases of the (k-B)-th. Taken
+    // in receive order, which is program order and so op order, the edges come out by op, each
+    // receive's stream by stream. (Made stream by stream and then insertion-sorted, they cost
+    // O(edges^2) per GPU: 90 % of this walk, and 16 % of a 1,024-GPU ring's `simulate`.)
+    std::fill(stream_position_.begin(), stream_position_.end(), 0);
+    for (size_t receive = 0; receive < receive_ops_.size(); ++receive) {
+      const auto stream = static_cast<size_t>(schedule_.ops[receive_ops_[receive]].stream);
+      const size_t position = stream_position_[stream]++;
+      const size_t buffers = stream_buffers_[stream];
+      if (buffers == 0 || position < buffers) continue;
+      const size_t earlier = stream_receives_[stream][position - buffers];
+      for (size_t s = 0; s < streams; ++s)
+        if (last_reader_[earlier * streams + s] != kNone) edges.emplace_back(receive_ops_[receive], last_reader_[earlier * streams + s]);
     }
-    // By op, stably (an insertion sort: a GPU's few edges, in order stream by stream, where
-    // std::stable_sort's buffer was an allocation per GPU).
-    for (size_t k = first + 1; k < edges.size(); ++k)
-      for (size_t at = k; at > first && edges[at - 1].first > edges[at].first; --at) std::swap(edges[at - 1], edges[at]);
     if (keep_releases_)
       for (size_t receive = 0; receive < receive_ops_.size(); ++receive)
         for (size_t s = 0; s < streams; ++s)
@@ -537,6 +540,8 @@ class BufferWalk {
   std::vector<uint32_t> receive_ops_;   // this GPU's receives, by number
   std::vector<uint32_t> last_reader_;   // per receive of this GPU, its last reader on each stream (kNone where none)
   std::vector<std::vector<uint32_t>> stream_receives_;  // per stream, this GPU's receives on it, by number
+  std::vector<size_t> stream_position_;  // per stream, receives on it seen so far
+  std::vector<size_t> stream_buffers_;   // per stream, its buffers (0: unbounded)
   std::vector<std::pair<uint32_t, uint32_t>> releases_;  // (receive, reader), where kept
 };
 
