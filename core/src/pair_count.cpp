@@ -59,7 +59,15 @@ int64_t count_keys_at_or_before(const TokenProgression& queries, const TokenProg
   int64_t m_high = std::clamp<int64_t>(ceil_div((K - 1) * sk - A, sq), m_low, M);
   __int128 total = static_cast<__int128>(M - m_high) * K;
   int64_t middle = m_high - m_low;
-  if (middle > 0) total += floor_sum(middle, sk, sq, A + sq * m_low) + middle;
+  if (middle > 0 && sk == 1) {
+    // Keys one token apart (every contiguous chunk and each half of a zigzag one): the middle's
+    // counts A + sq*m + 1 form an arithmetic series. floor_sum's 128-bit divisions were most of
+    // the grid's P^2 block counts (3 % of a 1,024-GPU simulate).
+    const __int128 first = static_cast<__int128>(A) + static_cast<__int128>(sq) * m_low + 1;
+    total += first * middle + static_cast<__int128>(sq) * middle * (middle - 1) / 2;
+  } else if (middle > 0) {
+    total += floor_sum(middle, sk, sq, A + sq * m_low) + middle;
+  }
   return static_cast<int64_t>(total);
 }
 

@@ -182,6 +182,26 @@ TEST_CASE("count_keys_at_or_before equals a double loop over random progressions
   }
 }
 
+// Keys one token apart take a closed form (an arithmetic series); held against a loop over the
+// queries counting each one's keys directly, at counts up to a million tokens.
+TEST_CASE("count_keys_at_or_before with contiguous keys equals a count per query", "[pair_count]") {
+  std::mt19937_64 random(7);
+  auto uniform = [&](int64_t low, int64_t high) { return std::uniform_int_distribution<int64_t>(low, high)(random); };
+  for (int trial = 0; trial < 300; ++trial) {
+    TokenProgression queries{uniform(0, 1 << 20), uniform(1, 3), uniform(0, 1 << 18)};
+    TokenProgression keys{uniform(0, 1 << 20), 1, uniform(0, 1 << 20)};
+    int64_t shift = uniform(-1000, 1000);
+    int64_t direct = 0;
+    for (int64_t m = 0; m < queries.count; ++m) {
+      const int64_t last_key = queries.start + m * queries.stride - shift;  // keys at or before it
+      direct += std::clamp<int64_t>(last_key - keys.start + 1, 0, keys.count);
+    }
+    INFO("queries " << queries.start << "+" << queries.stride << "x" << queries.count << ", keys " << keys.start << "x"
+                    << keys.count << ", shift " << shift);
+    REQUIRE(count_keys_at_or_before(queries, keys, shift) == direct);
+  }
+}
+
 // Every block (i, j) of every layout, mask and chunk count against brute force over all N^2
 // pairs: each pair is assigned to (owner(q), owner(k)) with owners from the layout definitions.
 TEST_CASE("every block of the grid equals brute force over pairs", "[pair_count][block_grid]") {
