@@ -55,8 +55,9 @@ int64_t count_keys_at_or_before(const TokenProgression& queries, const TokenProg
   // so split m into: nothing yet, a floor-sum middle, and all K keys.
   const int64_t sq = queries.stride, sk = keys.stride, M = queries.count, K = keys.count;
   const int64_t A = queries.start - shift - keys.start;
-  int64_t m_low = std::clamp<int64_t>(ceil_div(-A, sq), 0, M);
-  int64_t m_high = std::clamp<int64_t>(ceil_div((K - 1) * sk - A, sq), m_low, M);
+  // (Queries one token apart need no division: most blocks' parts are contiguous.)
+  int64_t m_low = std::clamp<int64_t>(sq == 1 ? -A : ceil_div(-A, sq), 0, M);
+  int64_t m_high = std::clamp<int64_t>(sq == 1 ? (K - 1) * sk - A : ceil_div((K - 1) * sk - A, sq), m_low, M);
   __int128 total = static_cast<__int128>(M - m_high) * K;
   int64_t middle = m_high - m_low;
   if (middle > 0 && sk == 1) {
