@@ -1,7 +1,9 @@
 #include "tessera/schedules/op_data.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -61,9 +63,25 @@ void distinct_chunks(const Schedule& schedule, const Op& op, std::vector<uint64_
     add(query_stamp, queries, block.head_group, block.q_chunk);
     add(key_stamp, keys, block.head_group, block.kv_chunk);
   }
+  // Most lists come sorted (a tile's blocks row by row). A long one over a narrow range of keys
+  // (an ATTENTION2D ring's band of hundreds of chunks, in ring order) is put in order through a
+  // bitmap of that range: sorting those was 2.6 % of a 1,024-GPU plan.
+  thread_local std::vector<uint64_t> bits;
   for (auto* list : {&queries, &keys}) {
-    std::sort(list->begin(), list->end());
-    list->erase(std::unique(list->begin(), list->end()), list->end());
+    if (std::is_sorted(list->begin(), list->end(), std::less_equal<uint64_t>())) continue;  // (and distinct)
+    const auto [low, high] = std::minmax_element(list->begin(), list->end());
+    const uint64_t first = *low, span = *high - *low + 1;
+    if (list->size() < 32 || span > 8 * list->size()) {
+      std::sort(list->begin(), list->end());
+      list->erase(std::unique(list->begin(), list->end()), list->end());
+      continue;
+    }
+    bits.assign((span + 63) / 64, 0);
+    for (uint64_t key : *list) bits[(key - first) / 64] |= uint64_t{1} << ((key - first) % 64);
+    list->clear();
+    for (size_t word = 0; word < bits.size(); ++word)
+      for (uint64_t rest = bits[word]; rest != 0; rest &= rest - 1)
+        list->push_back(first + 64 * word + static_cast<uint64_t>(std::countr_zero(rest)));
   }
 }
 

@@ -65,3 +65,29 @@ TEST_CASE("op_data orders a forward compute op's items by head group before chun
   op_data(schedule, schedule.ops[0], data);
   CHECK(data.writes.size() == 4);
 }
+
+// A ring's band: one query chunk against 100 key chunks in ring order (37 down to 0, then 99
+// down to 38), one repeated; the key list still comes out 0..99, once each. Then two head
+// groups' bands in reverse, a range of keys too wide for the bitmap: sorted all the same.
+TEST_CASE("op_data orders a long band of key chunks taken in ring order", "[op_data]") {
+  std::vector<BlockRef> band;
+  for (int32_t step = 0; step < 100; ++step) band.push_back({0, 5, (137 - step) % 100});
+  band.push_back({0, 5, 37});
+  Schedule schedule = with_compute(Pass::forward, band);
+  schedule.gpus = 100;
+  OpData data;
+  op_data(schedule, schedule.ops[0], data);
+  std::vector<int32_t> every(100);
+  for (int32_t chunk = 0; chunk < 100; ++chunk) every[static_cast<size_t>(chunk)] = chunk;
+  CHECK(data.reads == concat({items(DataKind::Q, 0, {5}), items(DataKind::KV, 0, every)}));
+
+  std::vector<BlockRef> two_groups;
+  for (int32_t chunk = 39; chunk >= 0; --chunk) two_groups.push_back({1, 7, chunk});
+  for (int32_t chunk = 39; chunk >= 0; --chunk) two_groups.push_back({0, 7, chunk});
+  schedule = with_compute(Pass::forward, two_groups);
+  schedule.gpus = 100;
+  op_data(schedule, schedule.ops[0], data);
+  const std::vector<int32_t> forty(every.begin(), every.begin() + 40);
+  CHECK(data.reads == concat({items(DataKind::Q, 0, {7}), items(DataKind::Q, 1, {7}), items(DataKind::KV, 0, forty),
+                              items(DataKind::KV, 1, forty)}));
+}
