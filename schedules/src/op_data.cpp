@@ -1,6 +1,7 @@
 #include "tessera/schedules/op_data.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <functional>
@@ -23,6 +24,34 @@ void sort_unique(std::vector<DataItem>& items) {
   bool in_order = true;
   for (size_t k = 1; k < items.size() && in_order; ++k) in_order = items[k - 1].key() < items[k].key();
   if (in_order) return;
+  // A collective's items come transfer by transfer, so their kinds interleave (KV, dKV, KV, ...)
+  // with each kind's items in order, and a piece sent to every peer repeats. Such a list is put
+  // in order kind by kind, dropping repeats in a row, in one pass: sorting the 2,046 items of an
+  // all-gather member at 1,024 GPUs was a quarter of ATTENTION2D 1 x 1024's check. Where a
+  // kind's items are out of order, the sort below.
+  thread_local std::array<std::vector<uint64_t>, kDataKindCount> by_kind;
+  for (auto& list : by_kind) list.clear();
+  bool kinds_in_order = true;
+  for (size_t k = 0; k < items.size() && kinds_in_order; ++k) {
+    const uint64_t key = items[k].key();
+    const auto kind = static_cast<size_t>(items[k].kind);
+    if (kind >= by_kind.size() || key >> 56 != kind) {  // (a kind or head group out of range: the sort)
+      kinds_in_order = false;
+      break;
+    }
+    auto& list = by_kind[kind];
+    if (!list.empty() && list.back() >= key) {
+      kinds_in_order = list.back() == key;
+      continue;
+    }
+    list.push_back(key);
+  }
+  if (kinds_in_order) {
+    items.clear();
+    for (const auto& list : by_kind)
+      for (uint64_t key : list) items.push_back(from_key(key));
+    return;
+  }
   thread_local std::vector<uint64_t> keys;
   keys.clear();
   for (const auto& item : items) keys.push_back(item.key());

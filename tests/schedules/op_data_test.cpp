@@ -91,3 +91,49 @@ TEST_CASE("op_data orders a long band of key chunks taken in ring order", "[op_d
   CHECK(data.reads == concat({items(DataKind::Q, 0, {7}), items(DataKind::Q, 1, {7}), items(DataKind::KV, 0, forty),
                               items(DataKind::KV, 1, forty)}));
 }
+
+namespace {
+
+// GPU 0 of an all-gather of KV with a reduce-scatter of dKV folded in, as a collective lists it:
+// every transfer carries (KV, dKV) of its source's chunk, so the kinds interleave. GPU 0 sends
+// its pair to GPUs 1, 2 and 3 and receives theirs, the sources taken in `sources` order.
+Schedule all_gather_of_pairs(const std::vector<int32_t>& sources) {
+  Schedule schedule;
+  schedule.gpus = 4;
+  schedule.head_groups = 1;
+  schedule.stream_names = {"collective"};
+  Collective collective;
+  collective.members = {0, 1, 2, 3};
+  auto add = [&](int32_t src, int32_t dst) {
+    const auto first = static_cast<uint32_t>(schedule.items.size());
+    schedule.items.push_back({DataKind::KV, 0, src});
+    schedule.items.push_back({DataKind::dKV, 0, src});
+    collective.transfers.push_back(Transfer{src, dst, first, 2});
+  };
+  for (int32_t dst : {1, 2, 3}) add(0, dst);
+  for (int32_t src : sources) add(src, 0);
+  schedule.collectives.push_back(collective);
+  Op op;
+  op.kind = OpKind::collective;
+  op.peer = 0;
+  schedule.ops.push_back(op);
+  return schedule;
+}
+
+}  // namespace
+
+// Worked by hand: GPU 0 reads what it sends (KV[0] and dKV[0], once though sent three times);
+// the partial dKV[0] leaves it (a write), the KV pieces land in place and the dKV partials in its
+// inbox. The same lists whether the pieces arrive in order or not (the second takes the sort).
+TEST_CASE("op_data orders a collective's interleaved kinds and drops its repeats", "[op_data]") {
+  for (const std::vector<int32_t>& sources : {std::vector<int32_t>{1, 2, 3}, std::vector<int32_t>{3, 1, 2}}) {
+    CAPTURE(sources);
+    const Schedule schedule = all_gather_of_pairs(sources);
+    OpData data;
+    op_data(schedule, schedule.ops[0], data);
+    CHECK(data.reads == concat({items(DataKind::KV, 0, {0}), items(DataKind::dKV, 0, {0})}));
+    CHECK(data.writes == concat({items(DataKind::KV, 0, {1, 2, 3}), items(DataKind::dKV, 0, {0})}));
+    CHECK(data.inbox_writes == items(DataKind::dKV, 0, {1, 2, 3}));
+    CHECK(data.inbox_reads.empty());
+  }
+}
