@@ -99,13 +99,13 @@ void distinct_chunks(const Schedule& schedule, const Op& op, std::vector<uint64_
   for (auto* list : {&queries, &keys}) {
     if (std::is_sorted(list->begin(), list->end(), std::less_equal<uint64_t>())) continue;  // (and distinct)
     const auto [low, high] = std::minmax_element(list->begin(), list->end());
-    const uint64_t first = *low, span = *high - *low + 1;
-    if (list->size() < 32 || span > 8 * list->size()) {
+    const uint64_t first = *low, range = *high - *low;  // (range + 1 could wrap; range cannot)
+    if (list->size() < 32 || range >= 8 * list->size()) {
       std::sort(list->begin(), list->end());
       list->erase(std::unique(list->begin(), list->end()), list->end());
       continue;
     }
-    bits.assign((span + 63) / 64, 0);
+    bits.assign(range / 64 + 1, 0);
     for (uint64_t key : *list) bits[(key - first) / 64] |= uint64_t{1} << ((key - first) % 64);
     list->clear();
     for (size_t word = 0; word < bits.size(); ++word)
