@@ -86,8 +86,18 @@ std::string check_outputs(const Schedule& schedule, const BlockGrid& grid, const
       additions.emplace_back(key, 1);
     }
   };
+  // The LSE sum beside the O sum of `key`.
+  auto lse_key = [](uint64_t key) {
+    return key ^ (static_cast<uint64_t>(DataKind::O) << 40) ^ (static_cast<uint64_t>(DataKind::LSE) << 40);
+  };
   std::vector<uint8_t> collective_done(schedule.collectives.size(), 0);
   std::vector<std::pair<uint64_t, int64_t>> carried;
+  struct Move {
+    int32_t src;
+    uint64_t to;  // the receiver's key
+    DataItem item;
+  };
+  std::vector<Move> moves;  // one collective's partials, in its transfers' order
 
   auto take = [&](int32_t gpu, const DataItem& item, const Op& op, int64_t& value) -> std::string {
     int64_t* held = local.find(place(gpu, item));
@@ -104,6 +114,8 @@ std::string check_outputs(const Schedule& schedule, const BlockGrid& grid, const
     local.erase(place(gpu, item));
     return "";
   };
+  // How far ahead a collective's moves fetch the sums they will touch (below).
+  constexpr size_t kLookahead = 16;
   for (uint32_t index : order) {
     const Op& op = schedule.ops[index];
     switch (op.kind) {
@@ -117,8 +129,7 @@ std::string check_outputs(const Schedule& schedule, const BlockGrid& grid, const
         for (const auto& [key, count] : additions) {
           local[key] += count;
           // LSE travels with O and covers the same blocks.
-          if (op.pass == Pass::forward) local[key ^ (static_cast<uint64_t>(DataKind::O) << 40) ^
-                                              (static_cast<uint64_t>(DataKind::LSE) << 40)] += count;
+          if (op.pass == Pass::forward) local[lse_key(key)] += count;
         }
         break;
       }
@@ -159,13 +170,22 @@ std::string check_outputs(const Schedule& schedule, const BlockGrid& grid, const
         auto c = static_cast<size_t>(op.peer);
         if (collective_done[c]) break;
         collective_done[c] = 1;
+        // Its partials' moves listed first, so that the sums kLookahead moves on are fetched
+        // while one moves (a reduce-scatter of 1 x 1,024 moves two million).
+        moves.clear();
         for (const auto& transfer : schedule.collectives[c].transfers)
-          for (const auto& item : schedule.items_of(transfer)) {
-            if (!is_accumulator(item.kind)) continue;
-            int64_t value = 0;
-            if (auto problem = take(transfer.src, item, op, value); !problem.empty()) return problem;
-            inbox[place(transfer.dst, item)] += value;
+          for (const auto& item : schedule.items_of(transfer))
+            if (is_accumulator(item.kind)) moves.push_back({transfer.src, place(transfer.dst, item), item});
+        for (size_t k = 0; k < moves.size(); ++k) {
+          if (k + kLookahead < moves.size()) {
+            const Move& ahead = moves[k + kLookahead];
+            local.prefetch(place(ahead.src, ahead.item));
+            inbox.prefetch(ahead.to);
           }
+          int64_t value = 0;
+          if (auto problem = take(moves[k].src, moves[k].item, op, value); !problem.empty()) return problem;
+          inbox[moves[k].to] += value;
+        }
         break;
       }
     }

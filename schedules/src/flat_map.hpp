@@ -51,6 +51,10 @@ class FlatMap {
       next = (next + 1) & mask_;
     }
   }
+  // A hint that `key` will be looked up soon: its home slot is fetched into the cache. The walks
+  // over millions of keys know their next keys ahead, and without it each probe waited for
+  // memory in turn. Never faults: where the map rehashes before the lookup, the hint was wasted.
+  void prefetch(uint64_t key) const { __builtin_prefetch(slots_.data() + (hash(key) & mask_)); }
   size_t size() const { return size_; }
   template <typename Visit>
   void for_each(Visit visit) const {

@@ -393,6 +393,50 @@ TEST_CASE("collectives must be joined once by every member", "[checker]") {
   }
 }
 
+// A reduce-scatter moves each partial to its owner. Two GPUs, full mask, N = 8: both gather Q
+// and KV, GPU g computes column g, blocks (0, g) and (1, g), so it holds O[0] and O[1] (with
+// their LSE) over 1 of their 2 blocks each; the reduce-scatter sends GPU 0's O[1] to GPU 1 and
+// GPU 1's O[0] to GPU 0, and each merges, ending with 2 of 2. Worked by hand: without GPU 1's
+// transfer (and GPU 0's merge, which would have nothing to read), O[0] covers 1 block on its
+// owner and 1 is left on GPU 1; a transfer repeated finds its partial gone and moves zeros (a
+// collective's fixed-shape buffers), so nothing changes; GPU 0 sending its own O[0] to GPU 1 as
+// well leaves that partial in GPU 1's inbox, where no merge takes it.
+TEST_CASE("a reduce-scatter carries each partial to its owner", "[checker]") {
+  const Problem problem = problem_of(MaskKind::full, Pass::forward, 8);
+  enum class Variant { valid, gpu1_missing, gpu1_repeated, gpu0_sends_own };
+  auto build = [&](Variant variant) {
+    ScheduleBuilder builder("hand", "", problem, Layout::contiguous, 2);
+    const int32_t net = builder.stream("net");
+    const int32_t gather = builder.begin_collective(CollectiveKind::all_gather, Pass::forward, {0, 1});
+    for (int32_t gpu : {0, 1}) {
+      const DataItem own[] = {DataItem{DataKind::Q, 0, gpu}, KV(gpu)};
+      builder.add_transfer(gather, gpu, 1 - gpu, own);
+    }
+    const int32_t scatter = builder.begin_collective(CollectiveKind::reduce_scatter, Pass::forward, {0, 1});
+    auto partial = [](int32_t chunk) {
+      return std::vector<DataItem>{DataItem{DataKind::O, 0, chunk}, DataItem{DataKind::LSE, 0, chunk}};
+    };
+    builder.add_transfer(scatter, 0, 1, partial(1));
+    if (variant != Variant::gpu1_missing) builder.add_transfer(scatter, 1, 0, partial(0));
+    if (variant == Variant::gpu1_repeated) builder.add_transfer(scatter, 1, 0, partial(0));
+    if (variant == Variant::gpu0_sends_own) builder.add_transfer(scatter, 0, 1, partial(0));
+    for (int32_t gpu : {0, 1}) {
+      builder.collective_op(gpu, net, gather);
+      const BlockRef column[] = {{0, 0, gpu}, {0, 1, gpu}};
+      builder.compute(gpu, Pass::forward, column);
+      builder.collective_op(gpu, net, scatter);
+      if (!(gpu == 0 && variant == Variant::gpu1_missing)) builder.merge(gpu, 0, partial(gpu));
+    }
+    return builder.finish();
+  };
+  CHECK(violation_of(build(Variant::valid)) == "");
+  CHECK(violation_of(build(Variant::gpu1_repeated)) == "");
+  CHECK_THAT(violation_of(build(Variant::gpu1_missing)),
+             Catch::Contains("output O[0] on its owner GPU 0 covers 1 of its 2 blocks") &&
+                 Catch::Contains("a partial covering 1 blocks was left on GPU 1"));
+  CHECK_THAT(violation_of(build(Variant::gpu0_sends_own)), Catch::Contains("GPU 1 received the partial O[0] but never merged it"));
+}
+
 // A merge empties the inbox it reads, so a receive of the same partial after it in program order
 // must wait for it, even on another stream. GPU 0 receives partials of O[0] from GPUs 1 and 2 on
 // streams a and b, merging each on stream m: the second receive depends on the first merge.
