@@ -70,6 +70,30 @@ std::string check_block_coverage(const Schedule& schedule, const BlockGrid& grid
   return "";
 }
 
+// A position among a collective's partials (the accumulator items of its transfers, transfer by
+// transfer), so that a walk can look ahead of itself without listing them.
+class PartialCursor {
+ public:
+  PartialCursor(const Schedule& schedule, const Collective& collective) : schedule_(schedule), collective_(collective) {}
+  // Moves to the first partial at or after the position; false when none is left.
+  bool settle() {
+    for (; transfer_ < collective_.transfers.size(); ++transfer_, item_ = 0) {
+      const auto items = schedule_.items_of(collective_.transfers[transfer_]);
+      for (; item_ < items.size(); ++item_)
+        if (is_accumulator(items[item_].kind)) return true;
+    }
+    return false;
+  }
+  void next() { ++item_; }  // past the partial settled on
+  const Transfer& transfer() const { return collective_.transfers[transfer_]; }
+  const DataItem& item() const { return schedule_.items_of(transfer())[item_]; }
+
+ private:
+  const Schedule& schedule_;
+  const Collective& collective_;
+  size_t transfer_ = 0, item_ = 0;
+};
+
 // Held by rotation, the programs held are replayed: what a GPU sends to GPU d arrives, shifted
 // by -(d - d mod period), on GPU d mod period (match_rotated_transfers), and the outputs of the
 // chunks of the GPUs held stand for every chunk's.
@@ -92,12 +116,6 @@ std::string check_outputs(const Schedule& schedule, const BlockGrid& grid, const
   };
   std::vector<uint8_t> collective_done(schedule.collectives.size(), 0);
   std::vector<std::pair<uint64_t, int64_t>> carried;
-  struct Move {
-    int32_t src;
-    uint64_t to;  // the receiver's key
-    DataItem item;
-  };
-  std::vector<Move> moves;  // one collective's partials, in its transfers' order
 
   auto take = [&](int32_t gpu, const DataItem& item, const Op& op, int64_t& value) -> std::string {
     int64_t* held = local.find(place(gpu, item));
@@ -170,21 +188,21 @@ std::string check_outputs(const Schedule& schedule, const BlockGrid& grid, const
         auto c = static_cast<size_t>(op.peer);
         if (collective_done[c]) break;
         collective_done[c] = 1;
-        // Its partials' moves listed first, so that the sums kLookahead moves on are fetched
-        // while one moves (a reduce-scatter of 1 x 1,024 moves two million).
-        moves.clear();
-        for (const auto& transfer : schedule.collectives[c].transfers)
-          for (const auto& item : schedule.items_of(transfer))
-            if (is_accumulator(item.kind)) moves.push_back({transfer.src, place(transfer.dst, item), item});
-        for (size_t k = 0; k < moves.size(); ++k) {
-          if (k + kLookahead < moves.size()) {
-            const Move& ahead = moves[k + kLookahead];
-            local.prefetch(place(ahead.src, ahead.item));
-            inbox.prefetch(ahead.to);
+        // Its partials move transfer by transfer, and the sums the move kLookahead on will
+        // touch are fetched while one moves (a reduce-scatter of 1 x 1,024 moves two million).
+        const Collective& collective = schedule.collectives[c];
+        PartialCursor at(schedule, collective), ahead(schedule, collective);
+        for (size_t k = 0; k < kLookahead && ahead.settle(); ++k) ahead.next();
+        while (at.settle()) {
+          if (ahead.settle()) {
+            local.prefetch(place(ahead.transfer().src, ahead.item()));
+            inbox.prefetch(place(ahead.transfer().dst, ahead.item()));
+            ahead.next();
           }
           int64_t value = 0;
-          if (auto problem = take(moves[k].src, moves[k].item, op, value); !problem.empty()) return problem;
-          inbox[moves[k].to] += value;
+          if (auto problem = take(at.transfer().src, at.item(), op, value); !problem.empty()) return problem;
+          inbox[place(at.transfer().dst, at.item())] += value;
+          at.next();
         }
         break;
       }
