@@ -110,10 +110,6 @@ std::string check_outputs(const Schedule& schedule, const BlockGrid& grid, const
       additions.emplace_back(key, 1);
     }
   };
-  // The LSE sum beside the O sum of `key`.
-  auto lse_key = [](uint64_t key) {
-    return key ^ (static_cast<uint64_t>(DataKind::O) << 40) ^ (static_cast<uint64_t>(DataKind::LSE) << 40);
-  };
   std::vector<uint8_t> collective_done(schedule.collectives.size(), 0);
   std::vector<std::pair<uint64_t, int64_t>> carried;
 
@@ -132,8 +128,6 @@ std::string check_outputs(const Schedule& schedule, const BlockGrid& grid, const
     local.erase(place(gpu, item));
     return "";
   };
-  // How far ahead a collective's moves fetch the sums they will touch (below).
-  constexpr size_t kLookahead = 16;
   for (uint32_t index : order) {
     const Op& op = schedule.ops[index];
     switch (op.kind) {
@@ -147,7 +141,8 @@ std::string check_outputs(const Schedule& schedule, const BlockGrid& grid, const
         for (const auto& [key, count] : additions) {
           local[key] += count;
           // LSE travels with O and covers the same blocks.
-          if (op.pass == Pass::forward) local[lse_key(key)] += count;
+          if (op.pass == Pass::forward) local[key ^ (static_cast<uint64_t>(DataKind::O) << 40) ^
+                                              (static_cast<uint64_t>(DataKind::LSE) << 40)] += count;
         }
         break;
       }
@@ -190,6 +185,7 @@ std::string check_outputs(const Schedule& schedule, const BlockGrid& grid, const
         collective_done[c] = 1;
         // Its partials move transfer by transfer, and the sums the move kLookahead on will
         // touch are fetched while one moves (a reduce-scatter of 1 x 1,024 moves two million).
+        constexpr size_t kLookahead = 16;
         const Collective& collective = schedule.collectives[c];
         PartialCursor at(schedule, collective), ahead(schedule, collective);
         for (size_t k = 0; k < kLookahead && ahead.settle(); ++k) ahead.next();
