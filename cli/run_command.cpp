@@ -416,6 +416,17 @@ SpeedCheck bracketed(SpeedCheck check, const ReferenceTiming& before, const Refe
   return check;
 }
 
+// What a validation resolves: an end-to-end error within it is "within"; a speed reference that
+// moved by more than it over the validation's timings is unsteady (scenario::speed_spread).
+constexpr double kValidationTolerance = 0.10;
+
+// The spread of the reference's factors over its timings in this validation.
+scenario::SpeedSpread reference_spread(const std::vector<ReferenceTiming>& references) {
+  std::vector<scenario::SpeedFactors> factors;
+  for (const ReferenceTiming& timing : references) factors.push_back(timing.factors);
+  return scenario::speed_spread(factors);
+}
+
 // Every timed execution: its time, its prediction, the speed factors it was predicted at (none
 // without the speed reference), and which one is compared; and each timing of the reference
 // (before the first execution and after each) with its own factors, so that a speed that moved
@@ -441,6 +452,9 @@ nlohmann::json executions_json(const std::vector<double>& makespans_s, const std
     for (const ReferenceTiming& timing : references)
       timings.push_back({{"compute_factor", timing.factors.compute}, {"devices_factor", timing.factors.devices}});
     json["reference_timings"] = timings;
+    const scenario::SpeedSpread spread = reference_spread(references);
+    json["reference_spread"] = {{"compute", spread.compute}, {"devices", spread.devices},
+                                {"tolerance", kValidationTolerance}, {"steady", spread.steady(kValidationTolerance)}};
   }
   return json;
 }
@@ -655,7 +669,8 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
                  format_fixed(record.makespan_s / predicted_end_s, 2), error_text(predicted_end_s, record.makespan_s)});
   table.print(std::cout);
   std::cout << "\nend-to-end error " << format_fixed(100 * error, 1) << " % (|error| " << format_fixed(100 * std::abs(error), 1)
-            << " %, " << (std::abs(error) <= 0.10 ? "within" : "outside") << " 10 %); " << schedule.gpus << " ranks on "
+            << " %, " << (std::abs(error) <= kValidationTolerance ? "within" : "outside") << " "
+            << format_fixed(100 * kValidationTolerance, 0) << " %); " << schedule.gpus << " ranks on "
             << devices << (devices == 1 ? " device" : " devices") << "; per op kind, summed op times (ops on a shared device "
             << "run concurrently, so they add up to more than the end to end)\n";
   if (makespans_s.size() > 1) {
@@ -672,6 +687,19 @@ int execute_and_predict(const ProblemFlags& problem_flags, const ScheduleFlags& 
                                                                  : "near or past its end: the host's issuing may have set its pace")
               << "\n";
   std::cout << speed_text(speed, unadjusted_end_s, unadjusted_error);
+  if (references.size() > 1) {
+    // A machine whose speed moves between timings seconds apart cannot be resolved to the
+    // tolerance by any one execution: said here, so that such an error is not read as the model's.
+    const scenario::SpeedSpread spread = reference_spread(references);
+    std::cout << "  over its " << references.size() << " timings the reference's compute factor moved by "
+              << format_fixed(100 * (spread.compute - 1), 1) << " % and its devices factor by "
+              << format_fixed(100 * (spread.devices - 1), 1) << " % (largest over smallest): "
+              << (spread.steady(kValidationTolerance)
+                      ? "steady, within " + format_fixed(100 * kValidationTolerance, 0) + " %"
+                      : "unsteady, more than the " + format_fixed(100 * kValidationTolerance, 0) +
+                            " % a validation resolves: the machine's speed moved during it")
+              << "\n";
+  }
   return 0;
 }
 

@@ -6,7 +6,9 @@
 # the machine's speed now (SPEED_REFERENCE=off predicts at the speed of the calibration instead).
 # Prints every run's end-to-end error with the speed adjustment and without it (raw), its speed
 # factors, and, per round, the median and the largest absolute end-to-end error, adjusted, raw
-# and with the compute factor alone (SPEED_REFERENCE=compute makes that the headline). Usage:
+# and with the compute factor alone (SPEED_REFERENCE=compute makes that the headline), and in how
+# many validations the speed reference itself moved by more than the 10 % a validation resolves
+# (validate's reference_spread: the machine's speed changed within its seconds). Usage:
 #   tools/validate-rounds.sh [path/to/tessera]      (default: build/release/cli/tessera,
 #                                                    else build/default/cli/tessera)
 # Environment: ROUNDS (3), SEQ (2K), HEADS (4), HEAD_DIM (32), SIDES (64,128,256,512),
@@ -45,8 +47,11 @@ r = json.load(open(sys.argv[1]))
 e, raw, speed = r["end_to_end"], r["end_to_end"]["unadjusted"], r["speed_reference"]
 factors = (f'compute x{speed["compute_factor"]:.3f}, devices x{speed["devices_factor"]:.3f}' if speed["status"] == "applied"
            else speed["status"].split(" (")[0])
+spread = r["executions"].get("reference_spread")
+moved = (f'; reference moved {100 * (spread["compute"] - 1):.0f} / {100 * (spread["devices"] - 1):.0f} %'
+         f' ({"steady" if spread["steady"] else "unsteady"})' if spread else '')
 print(f'{r["schedule"]:<36} {r["ranks"]:>2} ranks on {r["devices"]} devices: predicted {e["predicted_s"]:.3f} s (raw {raw["predicted_s"]:.3f} s), '
-      f'measured {e["measured_s"]:.3f} s, error {100 * e["relative_error"]:+.1f} % (raw {100 * raw["relative_error"]:+.1f} %); {factors}')
+      f'measured {e["measured_s"]:.3f} s, error {100 * e["relative_error"]:+.1f} % (raw {100 * raw["relative_error"]:+.1f} %); {factors}{moved}')
 PY
 )
       echo "  $line"
@@ -62,5 +67,10 @@ compute = [r["end_to_end"]["compute_only"]["abs_error"] for r in runs]
 print(f"round {round_}: median |error| {100 * statistics.median(adjusted):.1f} %, largest {100 * max(adjusted):.1f} % over {len(runs)} validations"
       f" (raw, at the calibration's speed: median {100 * statistics.median(raw):.1f} %, largest {100 * max(raw):.1f} %;"
       f" compute factor alone: median {100 * statistics.median(compute):.1f} %, largest {100 * max(compute):.1f} %)")
+spreads = [r["executions"]["reference_spread"] for r in runs if "reference_spread" in r["executions"]]
+if spreads:
+    unsteady = sum(1 for spread in spreads if not spread["steady"])
+    print(f"round {round_}: the speed reference moved by more than 10 % (largest over smallest factor) within {unsteady} of"
+          f" {len(spreads)} validations; the median of its compute factor's moves {100 * (statistics.median(s['compute'] for s in spreads) - 1):.0f} %")
 PY
 done

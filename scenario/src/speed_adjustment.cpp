@@ -34,6 +34,20 @@ SpeedFactors combined_factors(const SpeedFactors& before, const SpeedFactors& af
   return {(before.compute + after.compute) / 2, (before.devices + after.devices) / 2};
 }
 
+SpeedSpread speed_spread(const std::vector<SpeedFactors>& timings) {
+  if (timings.empty()) throw UserError("speed reference: no timing to take the spread of");
+  auto spread = [&](double SpeedFactors::*factor) {
+    double least = timings.front().*factor, most = least;
+    for (const SpeedFactors& timing : timings) {
+      if (!(timing.*factor > 0)) throw UserError("speed reference: a factor must be above 0");
+      least = std::min(least, timing.*factor);
+      most = std::max(most, timing.*factor);
+    }
+    return most / least;
+  };
+  return {spread(&SpeedFactors::compute), spread(&SpeedFactors::devices)};
+}
+
 sim::GpuProfile with_compute_factor(sim::GpuProfile gpu, double compute_factor) {
   if (!(compute_factor > 0)) throw UserError("speed reference: the compute factor must be above 0");
   gpu.peak_flops_per_s_16bit /= compute_factor;

@@ -488,6 +488,19 @@ TEST_CASE("tessera calibrate and validate on the CPU predict the ranks on the co
   }
   CHECK(timings[compared]["compute_factor"].get<double>() == Approx(speed_around["compute_factor_before"].get<double>()));
   CHECK(timings[compared + 1]["compute_factor"].get<double>() == Approx(speed_around["compute_factor_after"].get<double>()));
+  // Their spread over the validation: each factor's largest over its smallest, steady within 10 %.
+  double least_compute = 1e300, most_compute = 0, least_devices = 1e300, most_devices = 0;
+  for (const auto& timing : timings) {
+    least_compute = std::min(least_compute, timing["compute_factor"].get<double>());
+    most_compute = std::max(most_compute, timing["compute_factor"].get<double>());
+    least_devices = std::min(least_devices, timing["devices_factor"].get<double>());
+    most_devices = std::max(most_devices, timing["devices_factor"].get<double>());
+  }
+  const auto& spread = executions["reference_spread"];
+  CHECK(spread["compute"].get<double>() == Approx(most_compute / least_compute));
+  CHECK(spread["devices"].get<double>() == Approx(most_devices / least_devices));
+  CHECK(spread["tolerance"].get<double>() == 0.10);
+  CHECK(spread["steady"].get<bool>() == (most_compute / least_compute <= 1.10 && most_devices / least_devices <= 1.10));
   // Without the reference, all executions share one prediction and the median time is compared.
   const auto repeated_off = run_json("--calibration cli_test_cpu_cal.json --repeats 3 --speed-reference off");
   std::vector<double> off_makespans_s = repeated_off["executions"]["makespans_s"].get<std::vector<double>>();
@@ -495,6 +508,7 @@ TEST_CASE("tessera calibrate and validate on the CPU predict the ranks on the co
   CHECK(repeated_off["executions"]["predicted_s"][0] == repeated_off["executions"]["predicted_s"][2]);
   CHECK_FALSE(repeated_off["executions"].contains("compute_factors"));
   CHECK_FALSE(repeated_off["executions"].contains("reference_timings"));
+  CHECK_FALSE(repeated_off["executions"].contains("reference_spread"));
   std::sort(off_makespans_s.begin(), off_makespans_s.end());
   CHECK(repeated_off["end_to_end"]["measured_s"].get<double>() == off_makespans_s[1]);
   // By default three executions after a warm-up; --repeats 1 times one, without a warm-up.

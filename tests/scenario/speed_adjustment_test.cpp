@@ -102,3 +102,27 @@ TEST_CASE("a devices factor scales the busy devices' curve up to the reference's
   // Two devices never deliver more than twice one: 1.8 x 1.5 = 2.7 stops at 2.
   CHECK(with_devices_factor({1, 1.8}, 1.5, 2)[1] == 2);
 }
+
+TEST_CASE("the spread of the reference over a validation is its largest factor over its smallest", "[scenario][speed]") {
+  // Three timings, worked by hand: compute 0.60, 0.96, 0.90 -> 0.96 / 0.60 = 1.6; devices 1.00,
+  // 1.30, 1.20 -> 1.3. Both over 10 %: unsteady; within 60 % both are held.
+  const SpeedSpread moved = speed_spread({{0.60, 1.00}, {0.96, 1.30}, {0.90, 1.20}});
+  CHECK(moved.compute == Approx(1.6));
+  CHECK(moved.devices == Approx(1.3));
+  CHECK_FALSE(moved.steady(0.10));
+  CHECK(moved.steady(0.60));
+  // Compute steady (1.02 / 1.00) but devices 0.85 -> 0.99 (16.5 %): unsteady at 10 %.
+  const SpeedSpread devices_moved = speed_spread({{1.00, 0.85}, {1.02, 0.99}});
+  CHECK(devices_moved.compute == Approx(1.02));
+  CHECK(devices_moved.devices == Approx(0.99 / 0.85));
+  CHECK_FALSE(devices_moved.steady(0.10));
+  // Within 10 % on both (1.08 and 1.05): steady; one timing: nothing moved.
+  CHECK(speed_spread({{1.00, 1.00}, {1.08, 0.95}, {1.04, 0.9975}}).steady(0.10));
+  const SpeedSpread one = speed_spread({{1.3, 0.7}});
+  CHECK(one.compute == 1);
+  CHECK(one.devices == 1);
+  // No timing, or a broken one: UserError.
+  CHECK_THROWS_AS(speed_spread({}), UserError);
+  CHECK_THROWS_AS(speed_spread({{1.0, 1.0}, {0.0, 1.0}}), UserError);
+  CHECK_THROWS_AS(speed_spread({{1.0, -1.0}}), UserError);
+}

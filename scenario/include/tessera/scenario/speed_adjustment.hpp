@@ -54,6 +54,22 @@ double modelled_block_s(const CalibratedSpeedReference& reference, const sim::Gp
 // The mean of the factors before and after the run.
 SpeedFactors combined_factors(const SpeedFactors& before, const SpeedFactors& after);
 
+// How far the factors moved over the timings of one validation (before its first execution and
+// after each): per factor, the largest over the smallest. Each execution is predicted at the mean
+// of the two timings around it, so where the machine's speed moves by more than a validation's
+// tolerance between timings seconds apart, no execution can be resolved to that tolerance and
+// the error is the machine's as much as the model's. (Recorded on the two-core VM,
+// docs/measurements/cpu-rounds: in the eight runs before 2026-11-28 17:57 the median
+// validation's compute factor moved by 1 to 5 % and 21 rounds of 24 met the goal; in the nine
+// since, by 12 to 52 %, and 11 of 27.) UserError for no timings or a factor not above 0.
+struct SpeedSpread {
+  double compute = 1;
+  double devices = 1;
+  // Whether both moved by at most `tolerance` (0.10: within 10 %).
+  bool steady(double tolerance) const { return compute <= 1 + tolerance && devices <= 1 + tolerance; }
+};
+SpeedSpread speed_spread(const std::vector<SpeedFactors>& timings);
+
 // `gpu` running `compute_factor` times slower: its rates (16-bit, fp32, memory) divided by the
 // factor and its launch overhead multiplied, so that every block_compute_s and merge time is
 // `compute_factor` times the calibrated one.
