@@ -5,7 +5,9 @@
 
 #include "tessera/core/error.hpp"
 #include "tessera/schedules/mesh_plan.hpp"
+#include "tessera/schedules/period_copies.hpp"
 #include "tessera/schedules/resource_estimate.hpp"
+#include "tessera/schedules/rotation.hpp"
 #include "tessera/schedules/schedule_json.hpp"
 #include "shared_grids.hpp"
 
@@ -92,6 +94,24 @@ Schedule generate_schedule(const std::string& algorithm, const Problem& problem,
 }
 
 CheckedSchedule generate_checked(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options) {
+  // Held at a larger period than its own (a ring under leaves of 256 GPUs): the copies of the
+  // schedule held at its own, which is generated and checked alone (period_copies.hpp). Where
+  // copies cannot be made so, it is generated at the period asked, as are the other generators.
+  const bool copies_own_period = algorithm == "ring" || algorithm == "mesh" ||
+                                 (algorithm == "attention2d" && attention2d_is_one_ring(options));
+  if (copies_own_period && options.by_rotation && options.rotation_period > 0) {
+    GeneratorOptions own = options;
+    own.rotation_period = 0;
+    CheckedSchedule at_own = check_generated(generate_unchecked(algorithm, problem, own), algorithm, own);
+    const Schedule& held = at_own.schedule();
+    if (held.form == ProgramForm::rotation) {
+      held_period(held.period, options.rotation_period, options.gpus);  // a UserError where the period asked does not hold
+      if (held.period == options.rotation_period) return at_own;
+      // As much memory as the generator held at that period would take, refused alike.
+      require_schedule_memory(algorithm, problem, options);
+      if (std::optional<CheckedSchedule> copies = held_at_period(at_own, options.rotation_period)) return std::move(*copies);
+    }
+  }
   return check_generated(generate_unchecked(algorithm, problem, options), algorithm, options);
 }
 

@@ -9,6 +9,7 @@
 //    is left anywhere else.
 // The first violation is reported in words.
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -42,6 +43,7 @@ class CheckedSchedule {
  private:
   friend CheckedSchedule check(Schedule schedule, std::shared_ptr<const BlockGrid> grid);
   friend CheckedSchedule with_batch(const CheckedSchedule& checked, int64_t batch);
+  friend std::optional<CheckedSchedule> held_at_period(const CheckedSchedule& checked, int32_t period);
   CheckedSchedule(std::shared_ptr<const Schedule> schedule, std::shared_ptr<const BlockGrid> grid,
                   std::shared_ptr<const ScheduleAnalysis> analysis)
       : schedule_(std::move(schedule)), grid_(std::move(grid)), analysis_(std::move(analysis)) {}
