@@ -96,7 +96,7 @@ std::optional<CheckedSchedule> held_at_period(const CheckedSchedule& checked, in
         int32_t partner = -1;
         if (from.partner[j] >= 0) {
           const auto twin = static_cast<uint32_t>(from.partner[j]);
-          const int32_t peer_held = op.peer % period;
+          const int32_t peer_held = base_gpu(op.peer, period);
           if (peer_held % own != held.ops[twin].gpu) return std::nullopt;  // (not a rotation's partner)
           partner = static_cast<int32_t>(copy_index(twin, static_cast<uint32_t>(peer_held / own)));
         }
