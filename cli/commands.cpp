@@ -146,6 +146,7 @@ int run_plan(const ProblemFlags& problem_flags, const HardwareFlags& hardware_fl
   const auto started = std::chrono::steady_clock::now();
   ProgressLine progress(stderr_is_terminal() ? &std::cerr : nullptr, 0, "schedules");
   scenario::PlanControl control;
+  control.exhaustive = common.exhaustive;
   control.progress = [&progress](size_t done, size_t total, const std::string& label) {
     progress.set_total(total);
     progress.set(done, label);
@@ -200,13 +201,30 @@ int run_plan(const ProblemFlags& problem_flags, const HardwareFlags& hardware_fl
   }
   table.print(std::cout);
   if (shown < ranked.size()) std::cout << "(" << ranked.size() - shown << " more; drop --top to see all)\n";
-  if (ranked.size() < plan.entries.size()) {
+  size_t set_aside = 0, refused = 0;
+  for (const auto& entry : plan.entries) {
+    set_aside += entry.set_aside ? 1 : 0;
+    refused += !entry.figures && !entry.set_aside ? 1 : 0;
+  }
+  if (set_aside > 0) {
+    std::cout << "\nSet aside, slower than the best whatever their check and pricing would give (their time floor "
+                 "first;\n--exhaustive prices them):\n";
+    std::vector<const scenario::PlanEntry*> aside;
+    for (const auto& entry : plan.entries)
+      if (entry.set_aside) aside.push_back(&entry);
+    std::stable_sort(aside.begin(), aside.end(), [](const auto* x, const auto* y) { return x->floor_s < y->floor_s; });
+    for (const auto* entry : aside)
+      std::cout << "  " << entry->identity.name() << ": at least " << format_seconds(entry->floor_s) << " ("
+                << format_fixed(best > 0 ? entry->floor_s / best : 0, 2) << "x the best)\n";
+  }
+  if (refused > 0) {
     std::cout << "\nNot applicable:\n";
     for (const auto& entry : plan.entries)
-      if (!entry.figures) std::cout << "  " << entry.label << ": " << entry.refusal << "\n";
+      if (!entry.figures && !entry.set_aside) std::cout << "  " << entry.label << ": " << entry.refusal << "\n";
   }
-  std::cout << "\n" << ranked.size() << " schedules generated, checked and costed in " << format_seconds(elapsed_s)
-            << ". Bytes are SI (1 MB = 1e6 B).\n"
+  std::cout << "\n" << ranked.size() << " schedules generated, checked and costed";
+  if (set_aside > 0) std::cout << ", " << set_aside << " generated and set aside";
+  std::cout << " in " << format_seconds(elapsed_s) << ". Bytes are SI (1 MB = 1e6 B).\n"
             << "bytes/bound: received by the busiest GPU over the least any schedule's busiest GPU receives.\n"
             << "time/bound: the ranked time over the least any schedule takes in the same model (the larger\n"
             << "of the busiest GPU's least compute and the bytes bound over its bandwidth).\n";

@@ -14,6 +14,7 @@ struct CommonFlags {
   std::string file;    // check: the schedule file
   std::string model = "flow";  // plan: rank by "flow" simulation or the "analytic" model
   std::string gpu{kDefaultGpu.name};    // plan with --model flow: GPU profile
+  bool exhaustive = false;  // plan: check and price every candidate, none set aside by its floor
 };
 
 int run_schedules(const CommonFlags& common);

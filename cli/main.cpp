@@ -56,6 +56,9 @@ int main(int argc, char** argv) {
   plan->add_option("--model", common.model, "rank by the flow-level simulation (flow) or the alpha-beta model (analytic)")
       ->capture_default_str();
   plan->add_option("--gpu", common.gpu, "GPU profile for --model flow: h100, h200, a100")->capture_default_str();
+  plan->add_flag("--exhaustive", common.exhaustive,
+                 "check and price every schedule; by default one whose time floor (its busiest stream's or link's own "
+                 "work) is above the best time is set aside unpriced, since it cannot rank first");
 
   auto* write = app.add_subcommand("schedule", "generate a schedule and write its JSON form");
   add_problem_flags(*write, problem);

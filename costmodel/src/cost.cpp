@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "tessera/core/data_size.hpp"
 #include "tessera/schedules/op_data.hpp"
 
 namespace tessera::costmodel {
@@ -69,6 +70,15 @@ double compute_op_s(const Schedule& schedule, const Op& op, double flops, const 
 }
 
 }  // namespace
+
+double compute_op_seconds(const Schedule& schedule, const BlockGrid& grid, const Op& op, const Hardware& hardware) {
+  if (op.kind == OpKind::merge) {
+    int64_t bytes = 0;
+    for (const auto& item : schedule.items_of(op)) bytes += item_bytes(schedule, grid, item);
+    return 3.0 * static_cast<double>(bytes) / hardware.hbm_bytes_per_s;
+  }
+  return compute_op_s(schedule, op, op_flops(schedule, grid, op, flop_heads(schedule)), hardware);
+}
 
 int64_t GpuCost::received_total() const { return sum(received_bytes); }
 int64_t GpuCost::sent_total() const { return sum(sent_bytes); }

@@ -65,6 +65,7 @@ std::shared_ptr<const ScenarioResult> run_scenario(const Session& session, const
     analytic.simulation.reset();
     scenario::PlanControl plan_control;
     plan_control.cancel = control.cancel;
+    plan_control.exhaustive = true;  // the comparison lists every schedule's cost
     plan_control.progress = [&](size_t done, size_t total, const std::string& label) {
       if (control.progress) control.progress(70 + static_cast<int>(30 * done / total), "costed " + label);
     };

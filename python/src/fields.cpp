@@ -131,6 +131,8 @@ const std::vector<Field>& field_table() {
        [](Fields& fields, py::handle value, const std::string& flag) { fields.model = text_value(value, flag); }},
       {"top", kPlanFields,
        [](Fields& fields, py::handle value, const std::string& flag) { fields.top = whole_value(value, flag); }},
+      {"exhaustive", kPlanFields,
+       [](Fields& fields, py::handle value, const std::string& flag) { fields.exhaustive = bool_value(value, flag); }},
       {"per_gpu", kPerGpuField,
        [](Fields& fields, py::handle value, const std::string& flag) { fields.per_gpu = bool_value(value, flag); }},
   };

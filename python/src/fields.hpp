@@ -26,7 +26,7 @@ enum FieldGroup : unsigned {
   kHardwareFields = 1u << 2,    // peak_tflops, efficiency, bandwidth, latency_us, ...
   kNetworkFields = 1u << 3,     // topology, placement, routing
   kSimulateFields = 1u << 4,    // fidelity, gpu, calibration, channels, chunk, collective, algorithm, size
-  kPlanFields = 1u << 5,        // model, gpu, top
+  kPlanFields = 1u << 5,        // model, gpu, top, exhaustive
   kPerGpuField = 1u << 6,       // per_gpu
 };
 
@@ -39,6 +39,7 @@ struct Fields {
   scenario::CollectiveText collective;
   std::string model = "flow";  // plan: rank by the flow simulation or the analytic model
   int64_t top = 0;             // plan: the best N (0: all)
+  bool exhaustive = false;     // plan: price every candidate, none set aside by its floor
   bool per_gpu = false;
   std::set<std::string> given;  // the flags given ("--kv-heads"), for the rules of scenario/field_rules.hpp
 };

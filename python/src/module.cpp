@@ -72,7 +72,9 @@ py::object plan(const py::kwargs& kwargs) {
     else if (fields.model != "analytic")
       throw UserError("--model: '" + fields.model + "' is not one of flow, analytic");
     if (fields.top < 0) throw UserError("--top: expected a number of schedules (0: all), got " + std::to_string(fields.top));
-    out = scenario::plan_to_json(base, scenario::plan(base), static_cast<size_t>(fields.top), fields.per_gpu);
+    scenario::PlanControl control;
+    control.exhaustive = fields.exhaustive;
+    out = scenario::plan_to_json(base, scenario::plan(base, control), static_cast<size_t>(fields.top), fields.per_gpu);
   }
   return to_python(out);
 }
@@ -186,7 +188,7 @@ PYBIND11_MODULE(_tessera, module) {
              "command's flags, e.g. gpus=64, seq='1M', algo='mesh', tile='8x8', bandwidth='400Gb/s', per_gpu=True)");
   module.def("plan", &plan,
              "plan(**fields) -> dict: every applicable schedule ranked, as `tessera plan --json` (model='flow' or "
-             "'analytic', gpu, top, and the problem, hardware and network fields)");
+             "'analytic', gpu, top, exhaustive=True to price every candidate, and the problem, hardware and network fields)");
   module.def("simulate", &simulate,
              "simulate(**fields) -> dict: one schedule through the simulator, as `tessera simulate --json` (or a "
              "standalone collective='all-reduce', size='1G', ...)");

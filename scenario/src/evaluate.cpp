@@ -77,10 +77,13 @@ double Figures::time_over_bound() const {
   return bound_s > 0 ? time_s() / bound_s : 0;
 }
 
-CheckedSchedule generate(const Scenario& scenario, ScheduleCache* cache) {
+CheckedSchedule generate(const Scenario& scenario, ScheduleCache* cache, const schedules::GeneratedGate& gate) {
   // Mesh's variant "optimal" without orders given: the best order by simulation (mesh_search.hpp).
-  if (scenario.algorithm == "mesh" && scenario.options.variant == "optimal" && !scenario.options.mesh_hops)
-    return search_mesh_order(scenario, cache).best;
+  if (scenario.algorithm == "mesh" && scenario.options.variant == "optimal" && !scenario.options.mesh_hops) {
+    CheckedSchedule best = search_mesh_order(scenario, cache).best;
+    if (gate) gate(best.schedule(), best.grid());
+    return best;
+  }
   // A Mesh schedule is planned for this network and the GPU that prices it (plan_hardware.hpp).
   PlanTarget target{scenario.hardware, scenario.network.topology.get(), scenario.network.placement, {}, std::nullopt};
   if (scenario.simulation) {
@@ -94,7 +97,8 @@ CheckedSchedule generate(const Scenario& scenario, ScheduleCache* cache) {
   // fraction of the ops.
   schedules::GeneratorOptions options = scenario.options;
   options.by_rotation = priced_by_rotation(scenario);
-  std::optional<CheckedSchedule> checked = generate_checked(scenario.algorithm, scenario.problem, options, target, cache);
+  std::optional<CheckedSchedule> checked =
+      generate_checked(scenario.algorithm, scenario.problem, options, target, cache, gate);
   const topo::Topology* topology = scenario.network.topology.get();
   if (topology == nullptr || checked->schedule().form != ProgramForm::rotation) return std::move(*checked);
   // On a topology the schedule's own period holds only where the network looks the same from
@@ -106,7 +110,7 @@ CheckedSchedule generate(const Scenario& scenario, ScheduleCache* cache) {
   checked.reset();  // its block grid (8 MB at 1,024 GPUs) is not kept while the next is made
   options.by_rotation = period > 0;
   options.rotation_period = period;
-  return generate_checked(scenario.algorithm, scenario.problem, options, target, cache);
+  return generate_checked(scenario.algorithm, scenario.problem, options, target, cache, gate);
 }
 
 bool priced_by_rotation(const Scenario& scenario) {

@@ -1,16 +1,44 @@
 #include "tessera/scenario/plan.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <mutex>
+#include <numeric>
 
 #include "tessera/core/error.hpp"
 #include "tessera/core/memory_budget.hpp"
 #include "tessera/core/parallel.hpp"
 #include "tessera/core/resource_limits.hpp"
+#include "tessera/costmodel/time_floor.hpp"
+#include "tessera/scenario/network.hpp"
 #include "tessera/schedules/resource_estimate.hpp"
 #include "tessera/schedules/rotation.hpp"
+#include "tessera/sim/time_bound.hpp"
 
 namespace tessera::scenario {
+
+namespace {
+
+// Thrown by the gate to stop a candidate after its generation.
+struct SetAside {};
+
+// The floor of the model the plan ranks by (Figures::time_s): the simulator's with a simulation.
+double time_floor_s(const Scenario& scenario, const topo::Topology* simulated_on, const Schedule& schedule,
+                    const BlockGrid& grid) {
+  if (scenario.simulation) {
+    const bool sharing = !scenario.network.device_of_rank.empty() || scenario.simulation->options.device_sharing;
+    return sim::simulated_time_floor_s(schedule, grid, *simulated_on, scenario.simulation->gpu, sharing);
+  }
+  return costmodel::analytic_time_floor(schedule, grid, scenario.hardware, !scenario.network.topology).seconds;
+}
+
+void lower_to(std::atomic<double>& best_s, double time_s) {
+  double known = best_s.load();
+  while (time_s < known && !best_s.compare_exchange_weak(known, time_s)) {
+  }
+}
+
+}  // namespace
 
 std::string candidate_label(const schedules::Candidate& candidate) {
   std::string label = candidate.algorithm;
@@ -61,7 +89,19 @@ PlanResult plan(const Scenario& base, const PlanControl& control) {
   size_t done = 0;
   const int threads = control.threads > 0 ? control.threads : std::min(default_threads(), 16);
   MemoryBudget budget(static_cast<double>(memory_limit_bytes()));
-  parallel_for(candidates.size(), threads, [&](size_t index) {
+  // Smallest estimate first where floors may set candidates aside: the schedules held by
+  // rotation, small and quick, are among the best at every size measured (a Mesh tile or USP),
+  // so a low best time is known before the large full-program schedules come up.
+  std::vector<size_t> order(candidates.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  if (!control.exhaustive)
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return estimate_bytes[x] < estimate_bytes[y]; });
+  std::atomic<double> best_s{std::numeric_limits<double>::infinity()};
+  std::shared_ptr<const topo::Topology> simulated_on = shared.network.topology;
+  if (shared.simulation && !simulated_on)
+    simulated_on = std::make_shared<const topo::Topology>(uniform_topology(base.options.gpus, base.hardware));
+  parallel_for(candidates.size(), threads, [&](size_t position) {
+    const size_t index = order[position];
     if (control.cancel && control.cancel->load()) throw sim::SimulationCancelled();
     PlanEntry& entry = entries[index];
     entry.candidate = candidates[index];
@@ -78,17 +118,37 @@ PlanResult plan(const Scenario& base, const PlanControl& control) {
     scenario.options = entry.candidate.options;
     try {
       const MemoryReservation reserved(budget, estimate_bytes[index]);
-      Evaluation evaluation = evaluate(scenario);
+      const schedules::GeneratedGate gate = [&](const Schedule& schedule, const BlockGrid& grid) {
+        entry.floor_s = time_floor_s(scenario, simulated_on.get(), schedule, grid);
+        if (!control.exhaustive && entry.floor_s > best_s.load() * (1 + kFloorMargin)) {
+          entry.identity = schedule.identity();
+          throw SetAside{};
+        }
+      };
+      Evaluation evaluation = evaluate(generate(scenario, nullptr, gate), scenario);
       entry.identity = evaluation.schedule().identity();
       entry.figures = std::move(evaluation.figures);
+      lower_to(best_s, entry.figures->time_s());
     } catch (const UserError& error) {
       entry.refusal = error.what();
+    } catch (const SetAside&) {
+      entry.set_aside = true;
     }
     if (control.progress) {
       std::lock_guard<std::mutex> lock(progress_mutex);
       control.progress(++done, candidates.size(), entry.label);
     }
   });
+  // A candidate checked while the best so far was above its floor, whose floor is above the best
+  // of all, is set aside as well: the same entries as any other order of evaluation would give.
+  // (One set aside during the run has a floor above a time at least the best: no candidate set
+  // aside can rank first.)
+  if (!control.exhaustive)
+    for (PlanEntry& entry : entries)
+      if (entry.figures && entry.floor_s > best_s.load() * (1 + kFloorMargin)) {
+        entry.figures.reset();
+        entry.set_aside = true;
+      }
   PlanResult result;
   result.entries = std::move(entries);
   for (size_t index = 0; index < result.entries.size(); ++index)

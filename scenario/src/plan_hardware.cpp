@@ -66,16 +66,24 @@ PlanHardware ring_plan_hardware(const topo::Topology& topology, const std::vecto
 }
 
 CheckedSchedule generate_checked(const std::string& algorithm, const Problem& problem, GeneratorOptions options,
-                                 const PlanTarget& target, ScheduleCache* cache) {
+                                 const PlanTarget& target, ScheduleCache* cache, const schedules::GeneratedGate& gate) {
   auto generate = [&](const GeneratorOptions& given) {
     return cache ? cache->generate_checked(algorithm, problem, given)
                  : schedules::generate_checked(algorithm, problem, given);
+  };
+  // The last generation is the schedule handed back: the one the gate is for.
+  auto generate_gated = [&](const GeneratorOptions& given) {
+    if (!gate) return generate(given);
+    if (!cache) return schedules::generate_checked(algorithm, problem, given, gate);
+    CheckedSchedule checked = generate(given);
+    gate(checked.schedule(), checked.grid());
+    return checked;
   };
   options.plan_hardware = uniform_plan_hardware(target.hardware);
   if (target.flops_per_s) options.plan_hardware.flops_per_s = *target.flops_per_s;
   const bool placed_mesh = algorithm == "mesh" && target.topology != nullptr &&
                            target.topology->gpu_count() >= options.gpus;
-  if (!placed_mesh) return generate(options);
+  if (!placed_mesh) return generate_gated(options);
   // The tile the generator will take, and the placement it will get.
   const TileShape tile = options.tile.value_or(schedules::choose_mesh_tile(problem, options.gpus));
   std::vector<int32_t> placement = target.ranks;
@@ -83,7 +91,7 @@ CheckedSchedule generate_checked(const std::string& algorithm, const Problem& pr
     placement = topo::place_ranks(*target.topology, generate(options), target.placement);
   options.plan_hardware = ring_plan_hardware(*target.topology, placement, tile, target.hardware.message,
                                              options.plan_hardware.flops_per_s);
-  return generate(options);
+  return generate_gated(options);
 }
 
 }  // namespace tessera::scenario

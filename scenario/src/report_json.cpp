@@ -55,10 +55,16 @@ json plan_to_json(const Scenario& base, const PlanResult& plan, size_t top, bool
     ranking.push_back(figures_to_json(entry.identity, *entry.figures, per_gpu));
   }
   out["ranking"] = ranking;
-  json not_applicable = json::array();
-  for (const PlanEntry& entry : plan.entries)
-    if (!entry.figures) not_applicable.push_back({{"schedule", entry.label}, {"reason", entry.refusal}});
+  json not_applicable = json::array(), set_aside = json::array();
+  for (const PlanEntry& entry : plan.entries) {
+    if (entry.set_aside)
+      set_aside.push_back({{"schedule", entry.identity.name()}, {"floor_s", entry.floor_s}});
+    else if (!entry.figures)
+      not_applicable.push_back({{"schedule", entry.label}, {"reason", entry.refusal}});
+  }
   out["not_applicable"] = not_applicable;
+  // Generated, but neither checked nor priced: each one's time floor is above the best time.
+  out["set_aside"] = set_aside;
   return out;
 }
 

@@ -94,6 +94,16 @@ Schedule generate_schedule(const std::string& algorithm, const Problem& problem,
 }
 
 CheckedSchedule generate_checked(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options) {
+  return generate_checked(algorithm, problem, options, GeneratedGate{});
+}
+
+CheckedSchedule generate_checked(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options,
+                                 const GeneratedGate& gate) {
+  auto generated = [&](const GeneratorOptions& given) {
+    GeneratedSchedule schedule = generate_unchecked(algorithm, problem, given);
+    if (gate && schedule.grid) gate(schedule.schedule, *schedule.grid);
+    return schedule;
+  };
   // Held at a larger period than its own (a ring under leaves of 256 GPUs): the copies of the
   // schedule held at its own, which is generated and checked alone (period_copies.hpp). Where
   // copies cannot be made so, it is generated at the period asked, as are the other generators.
@@ -102,7 +112,7 @@ CheckedSchedule generate_checked(const std::string& algorithm, const Problem& pr
   if (copies_own_period && options.by_rotation && options.rotation_period > 0) {
     GeneratorOptions own = options;
     own.rotation_period = 0;
-    CheckedSchedule at_own = check_generated(generate_unchecked(algorithm, problem, own), algorithm, own);
+    CheckedSchedule at_own = check_generated(generated(own), algorithm, own);
     const Schedule& held = at_own.schedule();
     if (held.form == ProgramForm::rotation) {
       held_period(held.period, options.rotation_period, options.gpus);  // a UserError where the period asked does not hold
@@ -112,7 +122,7 @@ CheckedSchedule generate_checked(const std::string& algorithm, const Problem& pr
       if (std::optional<CheckedSchedule> copies = held_at_period(at_own, options.rotation_period)) return std::move(*copies);
     }
   }
-  return check_generated(generate_unchecked(algorithm, problem, options), algorithm, options);
+  return check_generated(generated(options), algorithm, options);
 }
 
 GeneratedSchedule generate_unchecked(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options) {

@@ -1,6 +1,9 @@
 #include "tessera/sim/time_bound.hpp"
 
 #include <algorithm>
+#include <vector>
+
+#include "tessera/core/data_size.hpp"
 
 #include "tessera/sim/simulator.hpp"
 #include "topology_links.hpp"
@@ -15,6 +18,32 @@ costmodel::TimeLowerBound simulated_time_bound(const Schedule& schedule, const B
   return costmodel::time_lower_bound(
       schedule, grid, [&](const Schedule& ideal, const Op& op) { return op_compute_s(ideal, grid, op, gpu); },
       fastest_bytes_per_s);
+}
+
+double simulated_time_floor_s(const Schedule& schedule, const BlockGrid& grid, const topo::Topology& topology,
+                              const GpuProfile& gpu, bool ranks_share_devices) {
+  const auto gpus = static_cast<size_t>(std::max(schedule.gpus, 1));
+  int32_t streams = 1;
+  for (const Op& op : schedule.ops) streams = std::max(streams, op.stream + 1);
+  std::vector<double> stream_s(gpus * static_cast<size_t>(streams), 0);
+  std::vector<double> received_bytes(gpus, 0);
+  for (const Op& op : schedule.ops) {
+    if (op.kind == OpKind::compute || op.kind == OpKind::merge)
+      stream_s[static_cast<size_t>(op.gpu) * static_cast<size_t>(streams) + static_cast<size_t>(op.stream)] +=
+          op_compute_s(schedule, grid, op, gpu);
+    else if (op.kind == OpKind::recv)
+      for (const DataItem& item : schedule.items_of(op))
+        received_bytes[static_cast<size_t>(op.gpu)] += static_cast<double>(item_bytes(schedule, grid, item));
+  }
+  double floor_s = 0;
+  for (const double seconds : stream_s) floor_s = std::max(floor_s, seconds);
+  if (ranks_share_devices) return floor_s;
+  double fastest_bytes_per_s = 0;
+  for (int32_t index = 0; index < topology.gpu_count(); ++index)
+    fastest_bytes_per_s = std::max(fastest_bytes_per_s, links::ingress_bytes_per_s(topology, index));
+  if (fastest_bytes_per_s > 0)
+    for (const double bytes : received_bytes) floor_s = std::max(floor_s, bytes / fastest_bytes_per_s);
+  return floor_s;
 }
 
 }  // namespace tessera::sim

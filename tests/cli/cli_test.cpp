@@ -63,7 +63,7 @@ TEST_CASE("tessera plan never prints a ratio below its bounds", "[cli][bound]") 
   // Head-splitting schedules (usp) are among the candidates: the bound must hold for them too.
   for (const char* flags : {"--gpus 16 --seq 64K", "--gpus 16 --seq 64K --topology h100-ib:2 --kv-heads 32",
                             "--gpus 8 --seq 32K --mask full --pass forward --model analytic"}) {
-    Run run = tessera(std::string("plan --json ") + flags);
+    Run run = tessera(std::string("plan --json --exhaustive ") + flags);  // every candidate priced
     INFO(flags);
     REQUIRE(run.exit_code == 0);
     auto ranking = nlohmann::json::parse(run.out)["ranking"];

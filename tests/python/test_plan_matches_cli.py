@@ -40,6 +40,22 @@ class PlanMatchesCli(unittest.TestCase):
         self.assertEqual(len(got["ranking"]), 5)
         self.assertEqual(got["hardware"]["link_bytes_per_s"], 400e9 / 8)
 
+    def test_exhaustive(self):
+        # exhaustive=True as --exhaustive: every candidate priced, none set aside by its floor; the
+        # default sets some aside and ranks the others as the exhaustive plan does.
+        flags = ["--gpus", "16", "--seq", "256K", "--model", "analytic"]
+        expected = support.cli_json("plan", *flags, "--exhaustive")
+        import tessera
+        got = tessera.plan(gpus=16, seq="256K", model="analytic", exhaustive=True)
+        self.assertEqual(got, expected)
+        self.assertEqual(got["set_aside"], [])
+        floored = tessera.plan(gpus=16, seq="256K", model="analytic")
+        self.assertEqual(floored, support.cli_json("plan", *flags))
+        self.assertGreater(len(floored["set_aside"]), 0)
+        self.assertEqual(len(floored["ranking"]) + len(floored["set_aside"]), len(got["ranking"]))
+        kept = [entry for entry in got["ranking"] if entry["schedule"] in {e["schedule"] for e in floored["ranking"]}]
+        self.assertEqual(floored["ranking"], kept)
+
 
 if __name__ == "__main__":
     support.main()

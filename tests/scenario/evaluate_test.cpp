@@ -111,7 +111,9 @@ TEST_CASE("plan evaluates every candidate once and ranks the applicable ones by 
   Scenario base = small_scenario("");
   base.problem.heads = 12;  // Ulysses-style head splits of 8 do not apply: some candidates refuse
   base.problem.kv_heads = 4;
-  const PlanResult plan = scenario::plan(base);
+  PlanControl every;  // none set aside by its floor (plan_floor_test.cpp)
+  every.exhaustive = true;
+  const PlanResult plan = scenario::plan(base, every);
   const auto candidates = schedules::plan_candidates(base.problem, 8, base.options.layout, base.options.buffers);
   REQUIRE(plan.entries.size() == candidates.size());
   size_t refused = 0;
@@ -154,7 +156,9 @@ TEST_CASE("plan estimates a candidate's memory as it will be generated: by rotat
   REQUIRE(rotated * 10 < whole);
   const std::string limit = std::to_string(static_cast<int64_t>(std::sqrt(rotated * whole))) + "B";
   setenv("TESSERA_MEMORY_LIMIT", limit.c_str(), 1);
-  const PlanResult plan = scenario::plan(base);
+  PlanControl every;  // the ring is slower than the best: priced all the same
+  every.exhaustive = true;
+  const PlanResult plan = scenario::plan(base, every);
   unsetenv("TESSERA_MEMORY_LIMIT");
   auto entry = [&](const std::string& label) -> const PlanEntry& {
     for (const PlanEntry& candidate : plan.entries)

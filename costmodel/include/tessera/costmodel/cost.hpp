@@ -72,6 +72,11 @@ struct CostReport {
 CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardware& hardware,
                          const NetworkModel* network = nullptr);
 
+// What cost_schedule prices one compute or merge op at (its FLOPs at the effective rate plus a
+// launch per block; a merge's three passes over memory), for callers that price ops before a
+// schedule is checked (time_floor.hpp).
+double compute_op_seconds(const Schedule& schedule, const BlockGrid& grid, const Op& op, const Hardware& hardware);
+
 // Ranks sharing devices (P ranks on G devices, device_of_rank[r] the device of rank r): the
 // compute of the ranks on one device shares it, k of them delivering concurrency_speedup[k - 1]
 // (the last value beyond; empty: 1) times one rank's rate, so a device is busy for its ranks'

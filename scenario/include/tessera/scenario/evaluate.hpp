@@ -79,7 +79,9 @@ bool priced_by_rotation(const Scenario& scenario);
 // will run on (plan_hardware.hpp). UserError when it does not apply, with the reason. With a
 // cache, a schedule generated before for the same fields is reused (schedule_cache.hpp): the
 // same schedule, so the same figures.
-schedules::CheckedSchedule generate(const Scenario& scenario, ScheduleCache* cache = nullptr);
+// `gate` sees each schedule generated to be handed back before its check (plan.hpp's floor).
+schedules::CheckedSchedule generate(const Scenario& scenario, ScheduleCache* cache = nullptr,
+                                    const schedules::GeneratedGate& gate = {});
 
 // Generates, checks and evaluates: evaluate(generate(scenario, cache), scenario). UserError when the schedule does not apply to the problem
 // (the reason in words), when the topology is too small, or on bad input.

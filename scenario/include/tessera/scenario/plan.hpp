@@ -18,7 +18,14 @@ struct PlanEntry {
   // The schedule's identity (algorithm, variant, layout, GPUs, head groups, problem); its ops
   // and collectives are not kept: a plan of hundreds of GPUs holds dozens of candidates.
   Schedule identity;
-  std::optional<Figures> figures;  // none when the schedule does not apply
+  std::optional<Figures> figures;  // none when the schedule does not apply or was set aside
+  // The floor under its time, read off its generated ops before the check (the analytical
+  // model's, costmodel/time_floor.hpp, or the simulator's, sim/time_bound.hpp); 0 where it
+  // was not generated.
+  double floor_s = 0;
+  // Set aside: its floor is above the best time of the plan, so it cannot rank first. It was
+  // generated, but neither checked nor priced (PlanControl::exhaustive prices it).
+  bool set_aside = false;
 };
 
 struct PlanResult {
@@ -35,10 +42,21 @@ struct PlanControl {
   // Set from another thread to stop: no further candidate starts, a running simulation stops,
   // and plan() throws sim::SimulationCancelled.
   const std::atomic<bool>* cancel = nullptr;
+  // Check and price every candidate. Otherwise (the default) one whose floor is above the best
+  // time of the plan is set aside (PlanEntry::set_aside) before its check: candidates go from the
+  // smallest memory estimate up, and each is checked only while its floor is at most the best
+  // time so far. Which are set aside does not depend on the threads: every candidate whose floor
+  // is above the plan's best time is, and no other; the best and every figure shown are those an
+  // exhaustive plan gives.
+  bool exhaustive = false;
 };
 
 // "mesh 8x32 zigzag": the algorithm, then its tile, variant and layout where it has them.
 std::string candidate_label(const schedules::Candidate& candidate);
+
+// Floors within this relative margin of the best time are not set aside: a floor sums its ops'
+// durations in another order than the model does, a few ulps apart.
+inline constexpr double kFloorMargin = 1e-6;
 
 // Evaluates every candidate of `base.problem` on `base.options.gpus` GPUs (layout and buffers
 // from base.options) with the network, hardware and simulation of `base`.

@@ -37,9 +37,10 @@ schedules::PlanHardware ring_plan_hardware(const topo::Topology& topology, const
 // schedules::generate_checked with options.plan_hardware filled for `target`. On a topology
 // the placement a mesh gets depends on its tile, not on its plan's order: without `ranks`, a
 // first generation with the uniform figures gives the placement the rings are measured under.
-// With a cache, every generation goes through it (schedule_cache.hpp).
+// With a cache, every generation goes through it (schedule_cache.hpp). `gate` sees the schedule
+// generated last before its check (schedules::GeneratedGate); with a cache, after it.
 schedules::CheckedSchedule generate_checked(const std::string& algorithm, const Problem& problem,
                                             schedules::GeneratorOptions options, const PlanTarget& target,
-                                            ScheduleCache* cache = nullptr);
+                                            ScheduleCache* cache = nullptr, const schedules::GeneratedGate& gate = {});
 
 }  // namespace tessera::scenario

@@ -1,6 +1,7 @@
 #pragma once
 // Schedule generators: from a problem and a GPU count to a schedule. Each generator lives in
 // its own file; this is the registry the front ends use.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -91,6 +92,12 @@ Schedule generate_schedule(const std::string& algorithm, const Problem& problem,
 // (std::runtime_error naming the schedule) or, for algorithm "file", bad input (UserError
 // naming the file). Either way it is reported, never costed or simulated.
 CheckedSchedule generate_checked(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options);
+// Called with a generated schedule and its block grid before the schedule is checked, and free to
+// throw to stop there: a plan sets aside a candidate whose time floor is already above the best
+// one's (scenario/plan.hpp) without paying for its check. Not called for a file's schedule.
+using GeneratedGate = std::function<void(const Schedule& schedule, const BlockGrid& grid)>;
+CheckedSchedule generate_checked(const std::string& algorithm, const Problem& problem, const GeneratorOptions& options,
+                                 const GeneratedGate& gate);
 
 // generate_checked's two halves, for a caller that may hold the check of the same program
 // already (scenario/schedule_cache.hpp shares a Mesh plan's check across batch sizes): the

@@ -14,4 +14,14 @@ namespace tessera::sim {
 costmodel::TimeLowerBound simulated_time_bound(const Schedule& schedule, const BlockGrid& grid, const topo::Topology& topology,
                                     const GpuProfile& gpu);
 
+// A floor under the makespan simulate() will give this schedule on `topology`, read off its ops
+// before the check (as costmodel/time_floor.hpp does for the analytical model; a plan sets aside
+// a candidate whose floor is above the best simulated time). Every op starts after the one before
+// it on its stream, so the longest stream's compute and merges, priced as the simulator prices
+// them, is one floor; the bytes a GPU's recvs bring over the links into the best-connected GPU of
+// the topology are another (every byte a GPU receives crosses its own links in). Ranks sharing
+// devices copy some bytes within a device: then only the first counts.
+double simulated_time_floor_s(const Schedule& schedule, const BlockGrid& grid, const topo::Topology& topology,
+                              const GpuProfile& gpu, bool ranks_share_devices);
+
 }  // namespace tessera::sim

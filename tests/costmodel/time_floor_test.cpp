@@ -1,0 +1,118 @@
+// The analytical model's time floor (costmodel/time_floor.hpp): a hand-worked ring, where the
+// floor is the busiest stream's own work in closed form, and every candidate a plan ranks,
+// where it must never be above the time cost_schedule gives the checked schedule.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "tessera/core/block_grid.hpp"
+#include "tessera/costmodel/cost.hpp"
+#include "tessera/costmodel/time_floor.hpp"
+#include "tessera/schedules/checker.hpp"
+#include "tessera/schedules/generators.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/topologies/description.hpp"
+#include "tessera/topologies/routed_network.hpp"
+
+using namespace tessera;
+using namespace tessera::schedules;
+using namespace tessera::costmodel;
+
+namespace {
+
+Problem mha_forward(int64_t seq_len) {
+  Problem problem;
+  problem.seq_len = seq_len;
+  problem.heads = 32;
+  problem.kv_heads = 32;
+  problem.head_dim = 128;
+  problem.head_dim_v = 128;
+  problem.dtype = DType::bf16;
+  problem.mask.kind = MaskKind::full;
+  problem.pass = Pass::forward;
+  return problem;
+}
+
+GeneratedSchedule ring_of(const Problem& problem, int32_t gpus) {
+  GeneratorOptions options;
+  options.gpus = gpus;
+  options.layout = Layout::contiguous;
+  return generate_unchecked("ring", problem, options);
+}
+
+}  // namespace
+
+TEST_CASE("a full-mask ring's floor is its compute, or its KV transfers, in closed form", "[time_floor]") {
+  // n GPUs, chunks of c = N / n tokens: each GPU computes n blocks of c^2 pairs, 2 c^2 (d + d_v)
+  // FLOPs per head for each of the 32 heads, and receives n - 1 KV chunks of 2 c H_kv d bytes
+  // each in bf16, one after another on its receive stream.
+  const int64_t seq = 32768;
+  for (int32_t n : {2, 4, 8}) {
+    const double c = static_cast<double>(seq) / n;
+    const Problem problem = mha_forward(seq);
+    const GeneratedSchedule ring = ring_of(problem, n);
+    const double block_flops = 32 * 2.0 * c * c * (128 + 128);
+    const double kv_bytes = 2.0 * c * 32 * 128 * 2;
+
+    Hardware fast_links;  // compute-bound: the busiest stream is the compute stream
+    fast_links.link_bytes_per_s = 1e18;
+    const double compute_s = n * (block_flops / fast_links.effective_flops_per_s() + fast_links.kernel_launch_s);
+    const TimeFloor compute_floor = analytic_time_floor(ring.schedule, *ring.grid, fast_links, true);
+    CHECK(compute_floor.seconds == Approx(compute_s).epsilon(1e-12));
+    CHECK(compute_floor.source == TimeFloor::Source::stream);
+
+    Hardware slow_links;  // bandwidth-bound: the receive (or send) stream's n - 1 transfers
+    slow_links.link_bytes_per_s = 1e8;
+    const double transfer_s = slow_links.link_latency_s + kv_bytes / slow_links.link_bytes_per_s +
+                              slow_links.message.message_s(PathClass::network);
+    const TimeFloor transfer_floor = analytic_time_floor(ring.schedule, *ring.grid, slow_links, true);
+    CHECK(transfer_floor.seconds == Approx((n - 1) * transfer_s).epsilon(1e-12));
+    // On a topology the transfers are not priced before the check: compute alone.
+    CHECK(analytic_time_floor(ring.schedule, *ring.grid, slow_links, false).seconds ==
+          Approx(n * (block_flops / slow_links.effective_flops_per_s() + slow_links.kernel_launch_s)).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("no candidate's analytical time is below its floor", "[time_floor]") {
+  for (const MaskKind mask : {MaskKind::causal, MaskKind::full})
+    for (const Pass pass : {Pass::forward, Pass::both})
+      for (const int32_t gpus : {4, 8, 16}) {
+        Problem problem;
+        problem.seq_len = 65536;
+        problem.heads = 16;
+        problem.kv_heads = 4;
+        problem.head_dim = 128;
+        problem.head_dim_v = 128;
+        problem.mask.kind = mask;
+        problem.pass = pass;
+        for (const int32_t buffers : {2, 0})
+          for (Candidate candidate : plan_candidates(problem, gpus, std::nullopt, buffers))
+            for (const bool by_rotation : {false, true}) {
+              candidate.options.by_rotation = by_rotation;
+              GeneratedSchedule generated;
+              try {
+                generated = generate_unchecked(candidate.algorithm, problem, candidate.options);
+              } catch (const UserError&) {
+                continue;  // does not apply
+              }
+              const Hardware hardware;
+              const TimeFloor floor = analytic_time_floor(generated.schedule, *generated.grid, hardware, true);
+              const TimeFloor compute_floor = analytic_time_floor(generated.schedule, *generated.grid, hardware, false);
+              const CheckedSchedule checked = check_generated(generated, candidate.algorithm, candidate.options);
+              INFO(checked.schedule().name() << " on " << gpus << " GPUs, buffers " << buffers << ", rotation "
+                                             << by_rotation);
+              const double time_s = cost_schedule(checked, hardware).time_s;
+              CHECK(floor.seconds > 0);
+              CHECK(floor.seconds <= time_s * (1 + 1e-12));
+              CHECK(compute_floor.seconds <= floor.seconds);
+              if (by_rotation) continue;  // a routed network prices every GPU's programs
+              const topo::Topology topology = topo::load_topology("h100-ib:" + std::to_string(std::max(gpus / 8, 1)));
+              std::vector<int32_t> placement(static_cast<size_t>(gpus));
+              for (int32_t rank = 0; rank < gpus; ++rank) placement[static_cast<size_t>(rank)] = rank;
+              const topo::RoutedNetwork routed(topology, placement);
+              CHECK(compute_floor.seconds <= cost_schedule(checked, hardware, &routed).time_s * (1 + 1e-12));
+            }
+      }
+}

@@ -1,0 +1,92 @@
+// The simulator's time floor (sim/time_bound.hpp): a hand-worked ring whose floor is its
+// compute stream's blocks, and every candidate a plan ranks, on the uniform network and on
+// servers of NVLink behind InfiniBand, where no simulated makespan may fall below it.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "tessera/core/error.hpp"
+#include "tessera/scenario/network.hpp"
+#include "tessera/schedules/checker.hpp"
+#include "tessera/schedules/generators.hpp"
+#include "tessera/sim/gpu_profile.hpp"
+#include "tessera/sim/simulator.hpp"
+#include "tessera/sim/time_bound.hpp"
+#include "tessera/topologies/description.hpp"
+#include "tessera/topologies/placement.hpp"
+
+using namespace tessera;
+using namespace tessera::schedules;
+
+TEST_CASE("a ring's simulated floor is the sum of its blocks as the GPU profile prices them", "[time_floor]") {
+  // Full mask, contiguous, forward: each GPU computes n blocks of c x c pairs on one stream, so
+  // the floor on links too fast to matter is n block times of the profile.
+  Problem problem;
+  problem.seq_len = 32768;
+  problem.heads = 32;
+  problem.kv_heads = 32;
+  problem.mask.kind = MaskKind::full;
+  problem.pass = Pass::forward;
+  const sim::GpuProfile gpu = sim::gpu_profile("h100");
+  for (const int32_t n : {2, 4, 8}) {
+    GeneratorOptions options;
+    options.gpus = n;
+    options.layout = Layout::contiguous;
+    const GeneratedSchedule ring = generate_unchecked("ring", problem, options);
+    const double c = static_cast<double>(problem.seq_len) / n;
+    const double block_flops = 32 * 2.0 * c * c * (128 + 128);
+    const double block_s = sim::block_compute_s(gpu, problem.dtype, Pass::forward, c, c, block_flops, block_flops);
+    costmodel::Hardware fast;
+    fast.link_bytes_per_s = 1e18;
+    const topo::Topology uniform = scenario::uniform_topology(n, fast);
+    CHECK(sim::simulated_time_floor_s(ring.schedule, *ring.grid, uniform, gpu, false) ==
+          Approx(n * block_s).epsilon(1e-12));
+    // Slow links: each GPU's n - 1 KV chunks of 2 c H d bf16 bytes over its one link in.
+    costmodel::Hardware slow;
+    slow.link_bytes_per_s = 1e8;
+    const topo::Topology thin = scenario::uniform_topology(n, slow);
+    CHECK(sim::simulated_time_floor_s(ring.schedule, *ring.grid, thin, gpu, false) ==
+          Approx((n - 1) * 2.0 * c * 32 * 128 * 2 / 1e8).epsilon(1e-12));
+    CHECK(sim::simulated_time_floor_s(ring.schedule, *ring.grid, thin, gpu, true) == Approx(n * block_s).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("no candidate's simulated makespan is below its floor", "[time_floor]") {
+  const sim::GpuProfile gpu = sim::gpu_profile("h100");
+  for (const MaskKind mask : {MaskKind::causal, MaskKind::full})
+    for (const Pass pass : {Pass::forward, Pass::both})
+      for (const int32_t gpus : {4, 8, 16}) {
+        Problem problem;
+        problem.seq_len = 65536;
+        problem.heads = 16;
+        problem.kv_heads = 4;
+        problem.mask.kind = mask;
+        problem.pass = pass;
+        const topo::Topology uniform = scenario::uniform_topology(gpus, costmodel::Hardware{});
+        const topo::Topology servers = topo::load_topology("h100-ib:" + std::to_string(gpus / 4));
+        for (Candidate candidate : plan_candidates(problem, gpus, std::nullopt))
+          for (const bool by_rotation : {false, true}) {
+            candidate.options.by_rotation = by_rotation;
+            GeneratedSchedule generated;
+            try {
+              generated = generate_unchecked(candidate.algorithm, problem, candidate.options);
+            } catch (const UserError&) {
+              continue;  // does not apply
+            }
+            const double on_uniform = sim::simulated_time_floor_s(generated.schedule, *generated.grid, uniform, gpu, false);
+            const double on_servers = sim::simulated_time_floor_s(generated.schedule, *generated.grid, servers, gpu, false);
+            const CheckedSchedule checked = check_generated(generated, candidate.algorithm, candidate.options);
+            INFO(checked.schedule().name() << " on " << gpus << " GPUs, rotation " << by_rotation);
+            CHECK(on_uniform > 0);
+            CHECK(on_uniform <= sim::simulate(checked, uniform, topo::order_ranks(uniform, gpus, "linear"), gpu, {}).makespan_s *
+                                     (1 + 1e-12));
+            if (by_rotation) continue;  // servers of 8 break a period of fewer GPUs
+            // Twice the GPUs the ranks need: packed into the first servers, or spread over all.
+            for (const char* placement : {"linear", "round-robin"})
+              CHECK(on_servers <=
+                    sim::simulate(checked, servers, topo::order_ranks(servers, gpus, placement), gpu, {}).makespan_s *
+                        (1 + 1e-12));
+          }
+      }
+}
