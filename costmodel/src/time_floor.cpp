@@ -56,7 +56,18 @@ TimeFloor analytic_time_floor(const Schedule& schedule, const BlockGrid& grid, c
   const UniformNetwork uniform(hardware.link_latency_s, hardware.link_bytes_per_s);
   const auto gpus = static_cast<size_t>(std::max(schedule.gpus, 1));
   int32_t streams = 1;
-  for (const Op& op : schedule.ops) streams = std::max(streams, op.stream + 1);
+  for (const Op& op : schedule.ops) {
+    // Read before the check: an op off the schedule's GPUs, streams or collectives gets no floor
+    // (0 sets nothing aside), and the check names it.
+    const bool collective_known = op.kind != OpKind::collective ||
+                                  (op.peer >= 0 && static_cast<size_t>(op.peer) < schedule.collectives.size());
+    if (op.gpu < 0 || op.gpu >= schedule.gpus || op.stream < 0 || !collective_known) return TimeFloor{};
+    streams = std::max(streams, op.stream + 1);
+  }
+  for (const Collective& collective : schedule.collectives)
+    for (const Transfer& transfer : collective.transfers)
+      if (transfer.src < 0 || transfer.src >= schedule.gpus || transfer.dst < 0 || transfer.dst >= schedule.gpus)
+        return TimeFloor{};
   // Sums per (GPU, stream), and each GPU's wire time out and in.
   std::vector<double> stream_s(gpus * static_cast<size_t>(streams), 0), out_s(gpus, 0), in_s(gpus, 0);
   std::vector<double> collective_length_s(schedule.collectives.size(), std::numeric_limits<double>::quiet_NaN());

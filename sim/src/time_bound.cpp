@@ -24,7 +24,10 @@ double simulated_time_floor_s(const Schedule& schedule, const BlockGrid& grid, c
                               const GpuProfile& gpu, bool ranks_share_devices) {
   const auto gpus = static_cast<size_t>(std::max(schedule.gpus, 1));
   int32_t streams = 1;
-  for (const Op& op : schedule.ops) streams = std::max(streams, op.stream + 1);
+  for (const Op& op : schedule.ops) {
+    if (op.gpu < 0 || op.gpu >= schedule.gpus || op.stream < 0) return 0;  // unchecked: the check names it
+    streams = std::max(streams, op.stream + 1);
+  }
   std::vector<double> stream_s(gpus * static_cast<size_t>(streams), 0);
   std::vector<double> received_bytes(gpus, 0);
   for (const Op& op : schedule.ops) {
