@@ -4,7 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <tuple>
 
+#include "tessera/scenario/network.hpp"
 #include "tessera/scenario/plan.hpp"
 
 using namespace tessera;
@@ -12,11 +14,13 @@ using namespace tessera::scenario;
 
 namespace {
 
-Scenario plan_scenario(const std::string& gpus, const std::string& seq, bool simulated) {
+Scenario plan_scenario(const std::string& gpus, const std::string& seq, bool simulated,
+                       const NetworkText& network = {}) {
   ProblemText problem;
   problem.gpus = gpus;
   problem.seq = seq;
   Scenario scenario{"", make_problem(problem), make_options(problem, ScheduleText{}), make_hardware({}), {}, std::nullopt};
+  scenario.network = make_network(network, scenario.options.gpus);
   if (simulated) scenario.simulation = make_simulation(SimulationText{"h100", "", "flow", 0, ""}, scenario.hardware);
   return scenario;
 }
@@ -31,10 +35,15 @@ PlanResult run_plan(const Scenario& base, bool exhaustive, int threads) {
 }  // namespace
 
 TEST_CASE("a plan sets aside exactly the candidates whose floor is above the best time", "[plan][time_floor]") {
+  // The uniform network, and servers of 8 GPUs behind InfiniBand with a placement chosen per
+  // schedule (where the floors read compute alone, or the simulator's links into a GPU).
+  const NetworkText servers{"h100-ib:2", "auto", ""};
   for (const bool simulated : {false, true})
-    for (const auto& [gpus, seq] : {std::pair{"16", "256K"}, std::pair{"64", "1M"}}) {
-      const Scenario base = plan_scenario(gpus, seq, simulated);
-      INFO(gpus << " GPUs, " << seq << " tokens, " << (simulated ? "flow" : "analytic"));
+    for (const auto& [gpus, seq, network] :
+         {std::tuple{"16", "256K", NetworkText{}}, std::tuple{"64", "1M", NetworkText{}}, std::tuple{"16", "256K", servers}}) {
+      const Scenario base = plan_scenario(gpus, seq, simulated, network);
+      INFO(gpus << " GPUs, " << seq << " tokens, " << (simulated ? "flow" : "analytic") << ", network "
+                << (network.topology.empty() ? "uniform" : network.topology));
       const PlanResult every = run_plan(base, true, 2);
       const PlanResult floored = run_plan(base, false, 2);
       REQUIRE(every.entries.size() == floored.entries.size());
