@@ -212,10 +212,12 @@ int run_plan(const ProblemFlags& problem_flags, const HardwareFlags& hardware_fl
     std::vector<const scenario::PlanEntry*> aside;
     for (const auto& entry : plan.entries)
       if (entry.set_aside) aside.push_back(&entry);
-    std::stable_sort(aside.begin(), aside.end(), [](const auto* x, const auto* y) { return x->floor_s < y->floor_s; });
+    std::stable_sort(aside.begin(), aside.end(),
+                     [](const auto* x, const auto* y) { return x->floor.seconds < y->floor.seconds; });
     for (const auto* entry : aside)
-      std::cout << "  " << entry->identity.name() << ": at least " << format_seconds(entry->floor_s) << " ("
-                << format_fixed(best > 0 ? entry->floor_s / best : 0, 2) << "x the best)\n";
+      std::cout << "  " << entry->identity.name() << ": at least " << format_seconds(entry->floor.seconds) << " ("
+                << format_fixed(best > 0 ? entry->floor.seconds / best : 0, 2) << "x the best), from "
+                << entry->floor.describe() << "\n";
   }
   if (refused > 0) {
     std::cout << "\nNot applicable:\n";

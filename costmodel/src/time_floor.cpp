@@ -51,6 +51,16 @@ double collective_s(const Schedule& schedule, const BlockGrid& grid, const Colle
 
 }  // namespace
 
+std::string TimeFloor::describe() const {
+  if (gpu < 0) return "";
+  switch (source) {
+    case Source::stream: return "stream " + std::to_string(stream) + " of GPU " + std::to_string(gpu);
+    case Source::link_out: return "the link out of GPU " + std::to_string(gpu);
+    case Source::link_in: return "the links into GPU " + std::to_string(gpu);
+  }
+  return "";
+}
+
 TimeFloor analytic_time_floor(const Schedule& schedule, const BlockGrid& grid, const Hardware& hardware,
                               bool uniform_network) {
   const UniformNetwork uniform(hardware.link_latency_s, hardware.link_bytes_per_s);
@@ -107,14 +117,15 @@ TimeFloor analytic_time_floor(const Schedule& schedule, const BlockGrid& grid, c
     stream_s[static_cast<size_t>(op.gpu) * static_cast<size_t>(streams) + static_cast<size_t>(op.stream)] += duration_s;
   }
   TimeFloor floor;
-  auto consider = [&floor](double seconds, size_t gpu, TimeFloor::Source source) {
-    if (seconds > floor.seconds) floor = TimeFloor{seconds, static_cast<int32_t>(gpu), source};
+  auto consider = [&floor](double seconds, size_t gpu, TimeFloor::Source source, int32_t stream) {
+    if (seconds > floor.seconds) floor = TimeFloor{seconds, static_cast<int32_t>(gpu), source, stream};
   };
+  const auto per_gpu = static_cast<size_t>(streams);
   for (size_t index = 0; index < stream_s.size(); ++index)
-    consider(stream_s[index], index / static_cast<size_t>(streams), TimeFloor::Source::stream);
+    consider(stream_s[index], index / per_gpu, TimeFloor::Source::stream, static_cast<int32_t>(index % per_gpu));
   for (size_t gpu = 0; gpu < gpus; ++gpu) {
-    consider(out_s[gpu], gpu, TimeFloor::Source::link_out);
-    consider(in_s[gpu], gpu, TimeFloor::Source::link_in);
+    consider(out_s[gpu], gpu, TimeFloor::Source::link_out, -1);
+    consider(in_s[gpu], gpu, TimeFloor::Source::link_in, -1);
   }
   return floor;
 }

@@ -23,13 +23,13 @@ namespace {
 struct SetAside {};
 
 // The floor of the model the plan ranks by (Figures::time_s): the simulator's with a simulation.
-double time_floor_s(const Scenario& scenario, const topo::Topology* simulated_on, const Schedule& schedule,
-                    const BlockGrid& grid) {
+costmodel::TimeFloor time_floor(const Scenario& scenario, const topo::Topology* simulated_on, const Schedule& schedule,
+                                const BlockGrid& grid) {
   if (scenario.simulation) {
     const bool sharing = !scenario.network.device_of_rank.empty() || scenario.simulation->options.device_sharing;
-    return sim::simulated_time_floor_s(schedule, grid, *simulated_on, scenario.simulation->gpu, sharing);
+    return sim::simulated_time_floor(schedule, grid, *simulated_on, scenario.simulation->gpu, sharing);
   }
-  return costmodel::analytic_time_floor(schedule, grid, scenario.hardware, !scenario.network.topology).seconds;
+  return costmodel::analytic_time_floor(schedule, grid, scenario.hardware, !scenario.network.topology);
 }
 
 void lower_to(std::atomic<double>& best_s, double time_s) {
@@ -119,8 +119,8 @@ PlanResult plan(const Scenario& base, const PlanControl& control) {
     try {
       const MemoryReservation reserved(budget, estimate_bytes[index]);
       const schedules::GeneratedGate gate = [&](const Schedule& schedule, const BlockGrid& grid) {
-        entry.floor_s = time_floor_s(scenario, simulated_on.get(), schedule, grid);
-        if (!control.exhaustive && entry.floor_s > best_s.load() * (1 + kFloorMargin)) {
+        entry.floor = time_floor(scenario, simulated_on.get(), schedule, grid);
+        if (!control.exhaustive && entry.floor.seconds > best_s.load() * (1 + kFloorMargin)) {
           entry.identity = schedule.identity();
           throw SetAside{};
         }
@@ -145,7 +145,7 @@ PlanResult plan(const Scenario& base, const PlanControl& control) {
   // aside can rank first.)
   if (!control.exhaustive)
     for (PlanEntry& entry : entries)
-      if (entry.figures && entry.floor_s > best_s.load() * (1 + kFloorMargin)) {
+      if (entry.figures && entry.floor.seconds > best_s.load() * (1 + kFloorMargin)) {
         entry.figures.reset();
         entry.set_aside = true;
       }

@@ -58,7 +58,8 @@ json plan_to_json(const Scenario& base, const PlanResult& plan, size_t top, bool
   json not_applicable = json::array(), set_aside = json::array();
   for (const PlanEntry& entry : plan.entries) {
     if (entry.set_aside)
-      set_aside.push_back({{"schedule", entry.identity.name()}, {"floor_s", entry.floor_s}});
+      set_aside.push_back(
+          {{"schedule", entry.identity.name()}, {"floor_s", entry.floor.seconds}, {"floor_from", entry.floor.describe()}});
     else if (!entry.figures)
       not_applicable.push_back({{"schedule", entry.label}, {"reason", entry.refusal}});
   }

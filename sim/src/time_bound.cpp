@@ -20,33 +20,39 @@ costmodel::TimeLowerBound simulated_time_bound(const Schedule& schedule, const B
       fastest_bytes_per_s);
 }
 
-double simulated_time_floor_s(const Schedule& schedule, const BlockGrid& grid, const topo::Topology& topology,
-                              const GpuProfile& gpu, bool ranks_share_devices) {
+costmodel::TimeFloor simulated_time_floor(const Schedule& schedule, const BlockGrid& grid, const topo::Topology& topology,
+                                          const GpuProfile& gpu, bool ranks_share_devices) {
+  using costmodel::TimeFloor;
   const auto gpus = static_cast<size_t>(std::max(schedule.gpus, 1));
   int32_t streams = 1;
   for (const Op& op : schedule.ops) {
-    if (op.gpu < 0 || op.gpu >= schedule.gpus || op.stream < 0) return 0;  // unchecked: the check names it
+    if (op.gpu < 0 || op.gpu >= schedule.gpus || op.stream < 0) return TimeFloor{};  // unchecked: the check names it
     streams = std::max(streams, op.stream + 1);
   }
-  std::vector<double> stream_s(gpus * static_cast<size_t>(streams), 0);
+  const auto per_gpu = static_cast<size_t>(streams);
+  std::vector<double> stream_s(gpus * per_gpu, 0);
   std::vector<double> received_bytes(gpus, 0);
   for (const Op& op : schedule.ops) {
     if (op.kind == OpKind::compute || op.kind == OpKind::merge)
-      stream_s[static_cast<size_t>(op.gpu) * static_cast<size_t>(streams) + static_cast<size_t>(op.stream)] +=
-          op_compute_s(schedule, grid, op, gpu);
+      stream_s[static_cast<size_t>(op.gpu) * per_gpu + static_cast<size_t>(op.stream)] += op_compute_s(schedule, grid, op, gpu);
     else if (op.kind == OpKind::recv)
       for (const DataItem& item : schedule.items_of(op))
         received_bytes[static_cast<size_t>(op.gpu)] += static_cast<double>(item_bytes(schedule, grid, item));
   }
-  double floor_s = 0;
-  for (const double seconds : stream_s) floor_s = std::max(floor_s, seconds);
-  if (ranks_share_devices) return floor_s;
+  TimeFloor floor;
+  for (size_t index = 0; index < stream_s.size(); ++index)
+    if (stream_s[index] > floor.seconds)
+      floor = TimeFloor{stream_s[index], static_cast<int32_t>(index / per_gpu), TimeFloor::Source::stream,
+                        static_cast<int32_t>(index % per_gpu)};
+  if (ranks_share_devices) return floor;
   double fastest_bytes_per_s = 0;
   for (int32_t index = 0; index < topology.gpu_count(); ++index)
     fastest_bytes_per_s = std::max(fastest_bytes_per_s, links::ingress_bytes_per_s(topology, index));
   if (fastest_bytes_per_s > 0)
-    for (const double bytes : received_bytes) floor_s = std::max(floor_s, bytes / fastest_bytes_per_s);
-  return floor_s;
+    for (size_t rank = 0; rank < gpus; ++rank)
+      if (received_bytes[rank] / fastest_bytes_per_s > floor.seconds)
+        floor = TimeFloor{received_bytes[rank] / fastest_bytes_per_s, static_cast<int32_t>(rank), TimeFloor::Source::link_in, -1};
+  return floor;
 }
 
 }  // namespace tessera::sim

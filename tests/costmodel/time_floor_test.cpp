@@ -62,6 +62,8 @@ TEST_CASE("a full-mask ring's floor is its compute, or its KV transfers, in clos
     const TimeFloor compute_floor = analytic_time_floor(ring.schedule, *ring.grid, fast_links, true);
     CHECK(compute_floor.seconds == Approx(compute_s).epsilon(1e-12));
     CHECK(compute_floor.source == TimeFloor::Source::stream);
+    // Every GPU alike: the first one found, GPU 0, is named.
+    CHECK_THAT(compute_floor.describe(), Catch::StartsWith("stream ") && Catch::EndsWith(" of GPU 0"));
 
     Hardware slow_links;  // bandwidth-bound: the receive (or send) stream's n - 1 transfers
     slow_links.link_bytes_per_s = 1e8;

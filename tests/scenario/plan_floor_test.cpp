@@ -62,9 +62,9 @@ TEST_CASE("a plan sets aside exactly the candidates whose floor is above the bes
           continue;
         }
         // The floor is the same read of the same generated schedule, and never above its time.
-        CHECK(entry.floor_s == whole.floor_s);
-        CHECK(whole.floor_s <= whole.figures->time_s() * (1 + 1e-12));
-        const bool above = whole.floor_s > best_s * (1 + kFloorMargin);
+        CHECK(entry.floor.seconds == whole.floor.seconds);
+        CHECK(whole.floor.seconds <= whole.figures->time_s() * (1 + 1e-12));
+        const bool above = whole.floor.seconds > best_s * (1 + kFloorMargin);
         CHECK(entry.set_aside == above);
         if (entry.set_aside) {
           ++set_aside;

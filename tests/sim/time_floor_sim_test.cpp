@@ -40,15 +40,16 @@ TEST_CASE("a ring's simulated floor is the sum of its blocks as the GPU profile 
     costmodel::Hardware fast;
     fast.link_bytes_per_s = 1e18;
     const topo::Topology uniform = scenario::uniform_topology(n, fast);
-    CHECK(sim::simulated_time_floor_s(ring.schedule, *ring.grid, uniform, gpu, false) ==
+    CHECK(sim::simulated_time_floor(ring.schedule, *ring.grid, uniform, gpu, false).seconds ==
           Approx(n * block_s).epsilon(1e-12));
     // Slow links: each GPU's n - 1 KV chunks of 2 c H d bf16 bytes over its one link in.
     costmodel::Hardware slow;
     slow.link_bytes_per_s = 1e8;
     const topo::Topology thin = scenario::uniform_topology(n, slow);
-    CHECK(sim::simulated_time_floor_s(ring.schedule, *ring.grid, thin, gpu, false) ==
-          Approx((n - 1) * 2.0 * c * 32 * 128 * 2 / 1e8).epsilon(1e-12));
-    CHECK(sim::simulated_time_floor_s(ring.schedule, *ring.grid, thin, gpu, true) == Approx(n * block_s).epsilon(1e-12));
+    const costmodel::TimeFloor through_links = sim::simulated_time_floor(ring.schedule, *ring.grid, thin, gpu, false);
+    CHECK(through_links.seconds == Approx((n - 1) * 2.0 * c * 32 * 128 * 2 / 1e8).epsilon(1e-12));
+    CHECK(through_links.describe() == "the links into GPU 0");
+    CHECK(sim::simulated_time_floor(ring.schedule, *ring.grid, thin, gpu, true).seconds == Approx(n * block_s).epsilon(1e-12));
   }
 }
 
@@ -74,8 +75,8 @@ TEST_CASE("no candidate's simulated makespan is below its floor", "[time_floor]"
             } catch (const UserError&) {
               continue;  // does not apply
             }
-            const double on_uniform = sim::simulated_time_floor_s(generated.schedule, *generated.grid, uniform, gpu, false);
-            const double on_servers = sim::simulated_time_floor_s(generated.schedule, *generated.grid, servers, gpu, false);
+            const double on_uniform = sim::simulated_time_floor(generated.schedule, *generated.grid, uniform, gpu, false).seconds;
+            const double on_servers = sim::simulated_time_floor(generated.schedule, *generated.grid, servers, gpu, false).seconds;
             const CheckedSchedule checked = check_generated(generated, candidate.algorithm, candidate.options);
             INFO(checked.schedule().name() << " on " << gpus << " GPUs, rotation " << by_rotation);
             CHECK(on_uniform > 0);

@@ -11,6 +11,8 @@
 // (latency, bytes over bandwidth and the per-message cost) and a collective's length as
 // cost_schedule works it out. On a topology only compute and merges count (the routes and the
 // placement are not known before the check).
+#include <string>
+
 #include "tessera/core/block_grid.hpp"
 #include "tessera/core/schedule.hpp"
 #include "tessera/costmodel/cost.hpp"
@@ -19,8 +21,12 @@ namespace tessera::costmodel {
 
 struct TimeFloor {
   double seconds = 0;  // the longest of the sums below
-  int32_t gpu = -1;    // whose stream or link gives it (-1: the schedule has no ops)
+  int32_t gpu = -1;    // whose stream or link gives it (-1: none, the floor is 0)
   enum class Source { stream, link_out, link_in } source = Source::stream;
+  int32_t stream = -1;  // with Source::stream: which of the GPU's streams
+
+  // "stream 1 of GPU 0", "the link out of GPU 3", "the links into GPU 3"; "" without a GPU.
+  std::string describe() const;
 };
 
 TimeFloor analytic_time_floor(const Schedule& schedule, const BlockGrid& grid, const Hardware& hardware,

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/costmodel/time_floor.hpp"
 #include "tessera/scenario/evaluate.hpp"
 
 namespace tessera::scenario {
@@ -20,9 +21,9 @@ struct PlanEntry {
   Schedule identity;
   std::optional<Figures> figures;  // none when the schedule does not apply or was set aside
   // The floor under its time, read off its generated ops before the check (the analytical
-  // model's, costmodel/time_floor.hpp, or the simulator's, sim/time_bound.hpp); 0 where it
-  // was not generated.
-  double floor_s = 0;
+  // model's, costmodel/time_floor.hpp, or the simulator's, sim/time_bound.hpp), and whose
+  // stream or link gives it; 0 s where it was not generated.
+  costmodel::TimeFloor floor;
   // Set aside: its floor is above the best time of the plan, so it cannot rank first. It was
   // generated, but neither checked nor priced (PlanControl::exhaustive prices it).
   bool set_aside = false;

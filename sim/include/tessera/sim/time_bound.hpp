@@ -6,6 +6,7 @@
 #include "tessera/core/block_grid.hpp"
 #include "tessera/core/schedule.hpp"
 #include "tessera/costmodel/lower_bound.hpp"
+#include "tessera/costmodel/time_floor.hpp"
 #include "tessera/sim/gpu_profile.hpp"
 #include "tessera/topologies/topology.hpp"
 
@@ -21,7 +22,7 @@ costmodel::TimeLowerBound simulated_time_bound(const Schedule& schedule, const B
 // them, is one floor; the bytes a GPU's recvs bring over the links into the best-connected GPU of
 // the topology are another (every byte a GPU receives crosses its own links in). Ranks sharing
 // devices copy some bytes within a device: then only the first counts.
-double simulated_time_floor_s(const Schedule& schedule, const BlockGrid& grid, const topo::Topology& topology,
-                              const GpuProfile& gpu, bool ranks_share_devices);
+costmodel::TimeFloor simulated_time_floor(const Schedule& schedule, const BlockGrid& grid, const topo::Topology& topology,
+                                          const GpuProfile& gpu, bool ranks_share_devices);
 
 }  // namespace tessera::sim
