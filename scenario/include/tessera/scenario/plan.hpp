@@ -1,6 +1,7 @@
 #pragma once
 // Planning: every applicable schedule and tile shape for one problem (the candidates of
-// schedules/generators.hpp), each evaluated as evaluate() does, on all cores, ranked by time.
+// schedules/generators.hpp), each generated, and each that can still rank first (its time
+// floor at most the best time) evaluated as evaluate() does, on all cores, ranked by time.
 #include <atomic>
 #include <functional>
 #include <optional>
@@ -59,8 +60,9 @@ std::string candidate_label(const schedules::Candidate& candidate);
 // durations in another order than the model does, a few ulps apart.
 inline constexpr double kFloorMargin = 1e-6;
 
-// Evaluates every candidate of `base.problem` on `base.options.gpus` GPUs (layout and buffers
-// from base.options) with the network, hardware and simulation of `base`.
+// Evaluates the candidates of `base.problem` on `base.options.gpus` GPUs (layout and buffers
+// from base.options) with the network, hardware and simulation of `base`: every one with
+// control.exhaustive, else those whose floor does not set them aside (PlanControl::exhaustive).
 PlanResult plan(const Scenario& base, const PlanControl& control = {});
 
 }  // namespace tessera::scenario
