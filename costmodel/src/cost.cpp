@@ -10,6 +10,8 @@
 #include "tessera/core/data_size.hpp"
 #include "tessera/schedules/op_data.hpp"
 
+#include "collective_length.hpp"
+
 namespace tessera::costmodel {
 
 using schedules::ScheduleAnalysis;
@@ -63,6 +65,11 @@ void require_symmetric_network(const Schedule& schedule, const NetworkModel& net
     }
 }
 
+// Read the arriving partial and the local one, write the sum: three passes over memory.
+double merge_s(int64_t bytes, const Hardware& hardware) {
+  return 3.0 * static_cast<double>(bytes) / hardware.hbm_bytes_per_s;
+}
+
 // Each block is its own attention kernel, and each kernel pays a launch.
 double compute_op_s(const Schedule& schedule, const Op& op, double flops, const Hardware& hardware) {
   return flops / hardware.effective_flops_per_s() +
@@ -75,7 +82,7 @@ double compute_op_seconds(const Schedule& schedule, const BlockGrid& grid, const
   if (op.kind == OpKind::merge) {
     int64_t bytes = 0;
     for (const auto& item : schedule.items_of(op)) bytes += item_bytes(schedule, grid, item);
-    return 3.0 * static_cast<double>(bytes) / hardware.hbm_bytes_per_s;
+    return merge_s(bytes, hardware);
   }
   return compute_op_s(schedule, op, op_flops(schedule, grid, op, flop_heads(schedule)), hardware);
 }
@@ -104,19 +111,7 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
   auto item_bytes = [&sizes, batch](const DataItem& item) { return batch * sizes.one_sequence_bytes(item); };
   const double heads = flop_heads(schedule);
   std::vector<uint8_t> collective_timed(schedule.collectives.size(), 0);
-  // A collective's seconds of sending and of receiving per member, indexed by GPU and cleared
-  // after each collective through the list of members it touched (a hash map per collective was
-  // 3 % of a sweep of Ulysses and USP points).
-  std::vector<std::pair<double, double>> member_s(static_cast<size_t>(schedule.gpus), {0.0, 0.0});
-  std::vector<uint8_t> member_listed(static_cast<size_t>(schedule.gpus), 0);
-  std::vector<int32_t> members_touched;
-  auto member_seconds = [&](int32_t member) -> std::pair<double, double>& {
-    if (!member_listed[static_cast<size_t>(member)]) {
-      member_listed[static_cast<size_t>(member)] = 1;
-      members_touched.push_back(member);
-    }
-    return member_s[static_cast<size_t>(member)];
-  };
+  CollectiveClock collective_clock(schedule.gpus);
   std::vector<double> send_port_free(static_cast<size_t>(schedule.gpus), 0), receive_port_free(static_cast<size_t>(schedule.gpus), 0);
   auto bytes_of = [&](std::span<const DataItem> items) {
     int64_t total = 0;
@@ -146,8 +141,7 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
         break;
       }
       case OpKind::merge: {
-        // Read the arriving partial and the local one, write the sum: three passes over memory.
-        double duration = 3.0 * static_cast<double>(bytes_of(schedule.items_of(op))) / hardware.hbm_bytes_per_s;
+        double duration = merge_s(bytes_of(schedule.items_of(op)), hardware);
         gpu.compute_s += duration;
         finish[index] = ready_time(index) + duration;
         break;
@@ -186,40 +180,12 @@ CostReport cost_schedule(const schedules::CheckedSchedule& checked, const Hardwa
         const auto c = static_cast<size_t>(op.peer);
         if (collective_timed[c]) break;
         collective_timed[c] = 1;
-        const Collective& collective = schedule.collectives[c];
-        // Ideal algorithm: each member receives (and sends) its pieces one after another,
-        // so the collective lasts as long as the busiest member's incoming or outgoing
-        // transfers; a permutation is one concurrent step. On the uniform network an
-        // all-gather of pieces of size s over m members takes (m - 1)(alpha + s / beta).
-        // Per-message costs as NCCL models a collective: each step pays its path's latency,
-        // the whole operation its overhead once.
-        double longest_s = 0;
-        bool leaves_device = false;
-        for (const auto& transfer : collective.transfers) {
-          int64_t transfer_bytes = 0;
-          for (const auto& item : schedule.items_of(transfer)) {
-            int64_t bytes = item_bytes(item);
-            transfer_bytes += bytes;
-            report.gpus[static_cast<size_t>(transfer.src)].sent_bytes[static_cast<int>(item.kind)] += bytes;
-            report.gpus[static_cast<size_t>(transfer.dst)].received_bytes[static_cast<int>(item.kind)] += bytes;
-          }
-          const PathClass path = network->path_class(transfer.src, transfer.dst);
-          leaves_device = leaves_device || path != PathClass::local;
-          double seconds = network->transfer_s(transfer.src, transfer.dst, transfer_bytes) +
-                           hardware.message.latency_s(path);
-          member_seconds(transfer.src).first += seconds;
-          member_seconds(transfer.dst).second += seconds;
-          longest_s = std::max(longest_s, seconds);
-        }
-        double duration = longest_s;
-        for (const int32_t member : members_touched) {
-          auto& [sending_s, receiving_s] = member_s[static_cast<size_t>(member)];
-          if (collective.kind != CollectiveKind::permute) duration = std::max({duration, sending_s, receiving_s});
-          sending_s = receiving_s = 0;
-          member_listed[static_cast<size_t>(member)] = 0;
-        }
-        members_touched.clear();
-        if (leaves_device) duration += hardware.message.overhead_s;
+        const double duration = collective_clock.length_s(
+            schedule, schedule.collectives[c], *network, hardware, item_bytes,
+            [&report](const Transfer& transfer, const DataItem& item, int64_t bytes) {
+              report.gpus[static_cast<size_t>(transfer.src)].sent_bytes[static_cast<int>(item.kind)] += bytes;
+              report.gpus[static_cast<size_t>(transfer.dst)].received_bytes[static_cast<int>(item.kind)] += bytes;
+            });
         double start = 0;
         for (uint32_t member : analysis.collective_ops[c]) start = std::max(start, ready_time(member));
         for (uint32_t member : analysis.collective_ops[c]) {

@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <utility>
 #include <vector>
 
 #include "tessera/core/data_size.hpp"
 #include "tessera/core/network_model.hpp"
+
+#include "collective_length.hpp"
 
 namespace tessera::costmodel {
 
@@ -17,36 +18,6 @@ int64_t bytes_of(const Schedule& schedule, const BlockGrid& grid, std::span<cons
   int64_t total = 0;
   for (const DataItem& item : items) total += item_bytes(schedule, grid, item);
   return total;
-}
-
-// A collective's length as cost_schedule prices it on `network`: each member's transfers one
-// after another, the busiest member's sending or receiving (a permutation: its longest
-// transfer), and the overhead once where a transfer leaves its device.
-double collective_s(const Schedule& schedule, const BlockGrid& grid, const Collective& collective,
-                    const NetworkModel& network, const Hardware& hardware,
-                    std::vector<std::pair<double, double>>& member_s, std::vector<int32_t>& touched) {
-  double longest_s = 0;
-  bool leaves_device = false;
-  for (const Transfer& transfer : collective.transfers) {
-    const int64_t bytes = bytes_of(schedule, grid, schedule.items_of(transfer));
-    const PathClass path = network.path_class(transfer.src, transfer.dst);
-    leaves_device = leaves_device || path != PathClass::local;
-    const double seconds = network.transfer_s(transfer.src, transfer.dst, bytes) + hardware.message.latency_s(path);
-    for (const int32_t member : {transfer.src, transfer.dst})
-      if (member_s[static_cast<size_t>(member)] == std::pair<double, double>{0.0, 0.0}) touched.push_back(member);
-    member_s[static_cast<size_t>(transfer.src)].first += seconds;
-    member_s[static_cast<size_t>(transfer.dst)].second += seconds;
-    longest_s = std::max(longest_s, seconds);
-  }
-  double duration_s = longest_s;
-  for (const int32_t member : touched) {
-    auto& [sending_s, receiving_s] = member_s[static_cast<size_t>(member)];
-    if (collective.kind != CollectiveKind::permute) duration_s = std::max({duration_s, sending_s, receiving_s});
-    sending_s = receiving_s = 0;
-  }
-  touched.clear();
-  if (leaves_device) duration_s += hardware.message.overhead_s;
-  return duration_s;
 }
 
 }  // namespace
@@ -81,8 +52,7 @@ TimeFloor analytic_time_floor(const Schedule& schedule, const BlockGrid& grid, c
   // Sums per (GPU, stream), and each GPU's wire time out and in.
   std::vector<double> stream_s(gpus * static_cast<size_t>(streams), 0), out_s(gpus, 0), in_s(gpus, 0);
   std::vector<double> collective_length_s(schedule.collectives.size(), std::numeric_limits<double>::quiet_NaN());
-  std::vector<std::pair<double, double>> member_s(gpus, {0.0, 0.0});
-  std::vector<int32_t> touched;
+  CollectiveClock collective_clock(schedule.gpus);
   for (const Op& op : schedule.ops) {
     double duration_s = 0;
     switch (op.kind) {
@@ -108,8 +78,10 @@ TimeFloor analytic_time_floor(const Schedule& schedule, const BlockGrid& grid, c
         if (!uniform_network) break;
         double& length_s = collective_length_s[static_cast<size_t>(op.peer)];
         if (std::isnan(length_s))
-          length_s = collective_s(schedule, grid, schedule.collectives[static_cast<size_t>(op.peer)], uniform, hardware,
-                                  member_s, touched);
+          length_s = collective_clock.length_s(
+              schedule, schedule.collectives[static_cast<size_t>(op.peer)], uniform, hardware,
+              [&](const DataItem& item) { return item_bytes(schedule, grid, item); },
+              [](const Transfer&, const DataItem&, int64_t) {});
         duration_s = length_s;
         break;
       }

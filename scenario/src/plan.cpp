@@ -32,6 +32,9 @@ costmodel::TimeFloor time_floor(const Scenario& scenario, const topo::Topology* 
   return costmodel::analytic_time_floor(schedule, grid, scenario.hardware, !scenario.network.topology);
 }
 
+// Whether a floor rules a candidate out against a best time (kFloorMargin).
+bool above(const costmodel::TimeFloor& floor, double best_s) { return floor.seconds > best_s * (1 + kFloorMargin); }
+
 void lower_to(std::atomic<double>& best_s, double time_s) {
   double known = best_s.load();
   while (time_s < known && !best_s.compare_exchange_weak(known, time_s)) {
@@ -120,7 +123,7 @@ PlanResult plan(const Scenario& base, const PlanControl& control) {
       const MemoryReservation reserved(budget, estimate_bytes[index]);
       const schedules::GeneratedGate gate = [&](const Schedule& schedule, const BlockGrid& grid) {
         entry.floor = time_floor(scenario, simulated_on.get(), schedule, grid);
-        if (!control.exhaustive && entry.floor.seconds > best_s.load() * (1 + kFloorMargin)) {
+        if (!control.exhaustive && above(entry.floor, best_s.load())) {
           entry.identity = schedule.identity();
           throw SetAside{};
         }
@@ -145,7 +148,7 @@ PlanResult plan(const Scenario& base, const PlanControl& control) {
   // aside can rank first.)
   if (!control.exhaustive)
     for (PlanEntry& entry : entries)
-      if (entry.figures && entry.floor.seconds > best_s.load() * (1 + kFloorMargin)) {
+      if (entry.figures && above(entry.floor, best_s.load())) {
         entry.figures.reset();
         entry.set_aside = true;
       }

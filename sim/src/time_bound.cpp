@@ -10,11 +10,21 @@
 
 namespace tessera::sim {
 
-costmodel::TimeLowerBound simulated_time_bound(const Schedule& schedule, const BlockGrid& grid, const topo::Topology& topology,
-                                    const GpuProfile& gpu) {
+namespace {
+
+// What the links into the best-connected GPU carry together.
+double fastest_ingress_bytes_per_s(const topo::Topology& topology) {
   double fastest_bytes_per_s = 0;
   for (int32_t index = 0; index < topology.gpu_count(); ++index)
     fastest_bytes_per_s = std::max(fastest_bytes_per_s, links::ingress_bytes_per_s(topology, index));
+  return fastest_bytes_per_s;
+}
+
+}  // namespace
+
+costmodel::TimeLowerBound simulated_time_bound(const Schedule& schedule, const BlockGrid& grid, const topo::Topology& topology,
+                                    const GpuProfile& gpu) {
+  const double fastest_bytes_per_s = fastest_ingress_bytes_per_s(topology);
   return costmodel::time_lower_bound(
       schedule, grid, [&](const Schedule& ideal, const Op& op) { return op_compute_s(ideal, grid, op, gpu); },
       fastest_bytes_per_s);
@@ -45,9 +55,7 @@ costmodel::TimeFloor simulated_time_floor(const Schedule& schedule, const BlockG
       floor = TimeFloor{stream_s[index], static_cast<int32_t>(index / per_gpu), TimeFloor::Source::stream,
                         static_cast<int32_t>(index % per_gpu)};
   if (ranks_share_devices) return floor;
-  double fastest_bytes_per_s = 0;
-  for (int32_t index = 0; index < topology.gpu_count(); ++index)
-    fastest_bytes_per_s = std::max(fastest_bytes_per_s, links::ingress_bytes_per_s(topology, index));
+  const double fastest_bytes_per_s = fastest_ingress_bytes_per_s(topology);
   if (fastest_bytes_per_s > 0)
     for (size_t rank = 0; rank < gpus; ++rank)
       if (received_bytes[rank] / fastest_bytes_per_s > floor.seconds)

@@ -19,4 +19,12 @@ inline Problem llama_like(int64_t seq_len, MaskKind mask, Pass pass) {
   return problem;
 }
 
+// Multi-head attention over the whole sequence, forward: 32 heads of 128 with a KV head each,
+// the shape whose volumes and times the closed forms of the cost-model suites count.
+inline Problem mha_full_forward(int64_t seq_len) {
+  Problem problem = llama_like(seq_len, MaskKind::full, Pass::forward);
+  problem.kv_heads = 32;
+  return problem;
+}
+
 }  // namespace tessera::test

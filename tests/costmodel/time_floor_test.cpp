@@ -16,24 +16,14 @@
 #include "tessera/topologies/description.hpp"
 #include "tessera/topologies/routed_network.hpp"
 
+#include "common/problems.hpp"
+#include "common/small_candidates.hpp"
+
 using namespace tessera;
 using namespace tessera::schedules;
 using namespace tessera::costmodel;
 
 namespace {
-
-Problem mha_forward(int64_t seq_len) {
-  Problem problem;
-  problem.seq_len = seq_len;
-  problem.heads = 32;
-  problem.kv_heads = 32;
-  problem.head_dim = 128;
-  problem.head_dim_v = 128;
-  problem.dtype = DType::bf16;
-  problem.mask.kind = MaskKind::full;
-  problem.pass = Pass::forward;
-  return problem;
-}
 
 GeneratedSchedule ring_of(const Problem& problem, int32_t gpus) {
   GeneratorOptions options;
@@ -51,7 +41,7 @@ TEST_CASE("a full-mask ring's floor is its compute, or its KV transfers, in clos
   const int64_t seq = 32768;
   for (int32_t n : {2, 4, 8}) {
     const double c = static_cast<double>(seq) / n;
-    const Problem problem = mha_forward(seq);
+    const Problem problem = test::mha_full_forward(seq);
     const GeneratedSchedule ring = ring_of(problem, n);
     const double block_flops = 32 * 2.0 * c * c * (128 + 128);
     const double kv_bytes = 2.0 * c * 32 * 128 * 2;
@@ -77,44 +67,45 @@ TEST_CASE("a full-mask ring's floor is its compute, or its KV transfers, in clos
   }
 }
 
+TEST_CASE("an all-gather's floor on slow links is its collective, priced as the model prices one", "[time_floor]") {
+  // Each of n GPUs receives the n - 1 other KV chunks of 2 c H_kv d bf16 bytes one after another,
+  // each paying the link latency and the network path's per-step latency, and the collective its
+  // overhead once; the compute waits for it on another stream, so the collective is the floor.
+  const int64_t seq = 32768;
+  for (int32_t n : {2, 4, 8}) {
+    const double c = static_cast<double>(seq) / n;
+    GeneratorOptions options;
+    options.gpus = n;
+    options.layout = Layout::contiguous;
+    const GeneratedSchedule gather = generate_unchecked("all-gather", test::mha_full_forward(seq), options);
+    Hardware slow_links;
+    slow_links.link_bytes_per_s = 1e8;
+    const double piece_s = slow_links.link_latency_s + 2.0 * c * 32 * 128 * 2 / slow_links.link_bytes_per_s +
+                           slow_links.message.latency_s(PathClass::network);
+    const TimeFloor floor = analytic_time_floor(gather.schedule, *gather.grid, slow_links, true);
+    CHECK(floor.seconds == Approx((n - 1) * piece_s + slow_links.message.overhead_s).epsilon(1e-12));
+    CHECK(floor.source == TimeFloor::Source::stream);
+  }
+}
+
 TEST_CASE("no candidate's analytical time is below its floor", "[time_floor]") {
-  for (const MaskKind mask : {MaskKind::causal, MaskKind::full})
-    for (const Pass pass : {Pass::forward, Pass::both})
-      for (const int32_t gpus : {4, 8, 16}) {
-        Problem problem;
-        problem.seq_len = 65536;
-        problem.heads = 16;
-        problem.kv_heads = 4;
-        problem.head_dim = 128;
-        problem.head_dim_v = 128;
-        problem.mask.kind = mask;
-        problem.pass = pass;
-        for (const int32_t buffers : {2, 0})
-          for (Candidate candidate : plan_candidates(problem, gpus, std::nullopt, buffers))
-            for (const bool by_rotation : {false, true}) {
-              candidate.options.by_rotation = by_rotation;
-              GeneratedSchedule generated;
-              try {
-                generated = generate_unchecked(candidate.algorithm, problem, candidate.options);
-              } catch (const UserError&) {
-                continue;  // does not apply
-              }
-              const Hardware hardware;
-              const TimeFloor floor = analytic_time_floor(generated.schedule, *generated.grid, hardware, true);
-              const TimeFloor compute_floor = analytic_time_floor(generated.schedule, *generated.grid, hardware, false);
-              const CheckedSchedule checked = check_generated(generated, candidate.algorithm, candidate.options);
-              INFO(checked.schedule().name() << " on " << gpus << " GPUs, buffers " << buffers << ", rotation "
-                                             << by_rotation);
-              const double time_s = cost_schedule(checked, hardware).time_s;
-              CHECK(floor.seconds > 0);
-              CHECK(floor.seconds <= time_s * (1 + 1e-12));
-              CHECK(compute_floor.seconds <= floor.seconds);
-              if (by_rotation) continue;  // a routed network prices every GPU's programs
-              const topo::Topology topology = topo::load_topology("h100-ib:" + std::to_string(std::max(gpus / 8, 1)));
-              std::vector<int32_t> placement(static_cast<size_t>(gpus));
-              for (int32_t rank = 0; rank < gpus; ++rank) placement[static_cast<size_t>(rank)] = rank;
-              const topo::RoutedNetwork routed(topology, placement);
-              CHECK(compute_floor.seconds <= cost_schedule(checked, hardware, &routed).time_s * (1 + 1e-12));
-            }
-      }
+  const Hardware hardware;
+  test::for_each_small_candidate({2, 0}, [&](const test::SmallCandidate& small) {
+    const GeneratedSchedule& generated = small.generated;
+    const GeneratorOptions& options = small.candidate.options;
+    const TimeFloor floor = analytic_time_floor(generated.schedule, *generated.grid, hardware, true);
+    const TimeFloor compute_floor = analytic_time_floor(generated.schedule, *generated.grid, hardware, false);
+    const CheckedSchedule checked = check_generated(generated, small.candidate.algorithm, options);
+    INFO(checked.schedule().name() << " on " << small.gpus << " GPUs, buffers " << options.buffers << ", rotation "
+                                   << options.by_rotation);
+    CHECK(floor.seconds > 0);
+    CHECK(floor.seconds <= cost_schedule(checked, hardware).time_s * (1 + 1e-12));
+    CHECK(compute_floor.seconds <= floor.seconds);
+    if (options.by_rotation) return;  // a routed network prices every GPU's programs
+    const topo::Topology topology = topo::load_topology("h100-ib:" + std::to_string(std::max(small.gpus / 8, 1)));
+    std::vector<int32_t> placement(static_cast<size_t>(small.gpus));
+    for (int32_t rank = 0; rank < small.gpus; ++rank) placement[static_cast<size_t>(rank)] = rank;
+    const topo::RoutedNetwork routed(topology, placement);
+    CHECK(compute_floor.seconds <= cost_schedule(checked, hardware, &routed).time_s * (1 + 1e-12));
+  });
 }

@@ -16,18 +16,16 @@
 #include "tessera/topologies/description.hpp"
 #include "tessera/topologies/placement.hpp"
 
+#include "common/problems.hpp"
+#include "common/small_candidates.hpp"
+
 using namespace tessera;
 using namespace tessera::schedules;
 
 TEST_CASE("a ring's simulated floor is the sum of its blocks as the GPU profile prices them", "[time_floor]") {
   // Full mask, contiguous, forward: each GPU computes n blocks of c x c pairs on one stream, so
   // the floor on links too fast to matter is n block times of the profile.
-  Problem problem;
-  problem.seq_len = 32768;
-  problem.heads = 32;
-  problem.kv_heads = 32;
-  problem.mask.kind = MaskKind::full;
-  problem.pass = Pass::forward;
+  const Problem problem = test::mha_full_forward(32768);
   const sim::GpuProfile gpu = sim::gpu_profile("h100");
   for (const int32_t n : {2, 4, 8}) {
     GeneratorOptions options;
@@ -55,39 +53,22 @@ TEST_CASE("a ring's simulated floor is the sum of its blocks as the GPU profile 
 
 TEST_CASE("no candidate's simulated makespan is below its floor", "[time_floor]") {
   const sim::GpuProfile gpu = sim::gpu_profile("h100");
-  for (const MaskKind mask : {MaskKind::causal, MaskKind::full})
-    for (const Pass pass : {Pass::forward, Pass::both})
-      for (const int32_t gpus : {4, 8, 16}) {
-        Problem problem;
-        problem.seq_len = 65536;
-        problem.heads = 16;
-        problem.kv_heads = 4;
-        problem.mask.kind = mask;
-        problem.pass = pass;
-        const topo::Topology uniform = scenario::uniform_topology(gpus, costmodel::Hardware{});
-        const topo::Topology servers = topo::load_topology("h100-ib:" + std::to_string(gpus / 4));
-        for (Candidate candidate : plan_candidates(problem, gpus, std::nullopt))
-          for (const bool by_rotation : {false, true}) {
-            candidate.options.by_rotation = by_rotation;
-            GeneratedSchedule generated;
-            try {
-              generated = generate_unchecked(candidate.algorithm, problem, candidate.options);
-            } catch (const UserError&) {
-              continue;  // does not apply
-            }
-            const double on_uniform = sim::simulated_time_floor(generated.schedule, *generated.grid, uniform, gpu, false).seconds;
-            const double on_servers = sim::simulated_time_floor(generated.schedule, *generated.grid, servers, gpu, false).seconds;
-            const CheckedSchedule checked = check_generated(generated, candidate.algorithm, candidate.options);
-            INFO(checked.schedule().name() << " on " << gpus << " GPUs, rotation " << by_rotation);
-            CHECK(on_uniform > 0);
-            CHECK(on_uniform <= sim::simulate(checked, uniform, topo::order_ranks(uniform, gpus, "linear"), gpu, {}).makespan_s *
-                                     (1 + 1e-12));
-            if (by_rotation) continue;  // servers of 8 break a period of fewer GPUs
-            // Twice the GPUs the ranks need: packed into the first servers, or spread over all.
-            for (const char* placement : {"linear", "round-robin"})
-              CHECK(on_servers <=
-                    sim::simulate(checked, servers, topo::order_ranks(servers, gpus, placement), gpu, {}).makespan_s *
-                        (1 + 1e-12));
-          }
-      }
+  test::for_each_small_candidate({2}, [&](const test::SmallCandidate& small) {
+    const int32_t gpus = small.gpus;
+    const GeneratedSchedule& generated = small.generated;
+    const topo::Topology uniform = scenario::uniform_topology(gpus, costmodel::Hardware{});
+    const topo::Topology servers = topo::load_topology("h100-ib:" + std::to_string(gpus / 4));
+    const double on_uniform = sim::simulated_time_floor(generated.schedule, *generated.grid, uniform, gpu, false).seconds;
+    const double on_servers = sim::simulated_time_floor(generated.schedule, *generated.grid, servers, gpu, false).seconds;
+    const CheckedSchedule checked = check_generated(generated, small.candidate.algorithm, small.candidate.options);
+    INFO(checked.schedule().name() << " on " << gpus << " GPUs, rotation " << small.candidate.options.by_rotation);
+    CHECK(on_uniform > 0);
+    CHECK(on_uniform <=
+          sim::simulate(checked, uniform, topo::order_ranks(uniform, gpus, "linear"), gpu, {}).makespan_s * (1 + 1e-12));
+    if (small.candidate.options.by_rotation) return;  // servers of 8 break a period of fewer GPUs
+    // Twice the GPUs the ranks need: packed into the first servers, or spread over all.
+    for (const char* placement : {"linear", "round-robin"})
+      CHECK(on_servers <=
+            sim::simulate(checked, servers, topo::order_ranks(servers, gpus, placement), gpu, {}).makespan_s * (1 + 1e-12));
+  });
 }
