@@ -13,7 +13,9 @@ compute factor over the refitted model's time for the reference block (the refer
 before and after the compared execution, their mean), the busy-devices curve times the recorded
 devices factor. The recorded calibration, scaled the same way, gives back the recorded prediction
 (printed as a check). Prints per round the median / largest absolute end-to-end error as
-recorded and refitted, adjusted by both factors, by the compute factor alone, and raw.
+recorded and refitted, adjusted by both factors, by the compute factor alone, and raw; then over
+every calibration, how often the unconstrained fit put the overhead or the half efficiency below
+zero, and how far the clamped and the refitted models are off on the smallest (64-token) blocks.
 
 Usage: refit_nonnegative.py [path/to/tessera] [--check CALIBRATION.json] (default tessera:
 build/rel, build/release, then build/default, from the repository root).
@@ -24,9 +26,9 @@ import itertools
 import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
+
+from compare_compute_factor import predicted_s, slowed
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
@@ -95,8 +97,9 @@ def clamped(rows, times):
     return [p if i == 0 else max(0.0, p) for i, p in enumerate(relative_least_squares(rows, times))]
 
 
-def fitted(blocks, solve):
-    """fit_compute_model's figures from the recorded blocks (full and diagonal, both passes)."""
+def forward_rows(blocks):
+    """The forward fit's equations, full then diagonal block of each side in the file's order:
+    terms (visible FLOPs, masked FLOPs, FLOPs / side, 1) against seconds."""
     rows, times = [], []
     for block in blocks:
         side, flops = block["side_tokens"], block["flops"]
@@ -104,7 +107,12 @@ def fitted(blocks, solve):
         times.append(block["forward_s"])
         rows.append([flops * (side + 1) / (2 * side), flops * (side - 1) / (2 * side), flops / side, 1])
         times.append(block["diagonal_forward_s"])
-    a, mu, half, overhead = solve(rows, times)
+    return rows, times
+
+
+def fitted(blocks, solve):
+    """fit_compute_model's figures from the recorded blocks (full and diagonal, both passes)."""
+    a, mu, half, overhead = solve(*forward_rows(blocks))
     rate = 1 / a
     rows, times = [], []
     for block in blocks:
@@ -131,13 +139,9 @@ def refitted(calibration, half_floor=1e-3):
 
 
 def adjusted(calibration, compute_factor, devices_factor):
-    """As validate scales it (scenario/speed_adjustment.cpp): rates over the compute factor, the
-    launch overhead times it; the busy-devices curve's entry n times 1 + (f - 1) (n - 1) / (D - 1)."""
-    new = copy.deepcopy(calibration)
-    for rate in ("peak_flops_per_s_16bit", "peak_flops_per_s_fp32", "hbm_bytes_per_s"):
-        if rate in new:
-            new[rate] /= compute_factor
-    new["launch_overhead_s"] *= compute_factor
+    """As validate scales it (scenario/speed_adjustment.cpp): the compute as compare_compute_factor's
+    `slowed`; the busy-devices curve's entry n times 1 + (f - 1) (n - 1) / (D - 1), within [1e-3, n]."""
+    new = slowed(calibration, compute_factor)
     devices = new.get("speed_reference", {}).get("devices", 1)
     curve = new.get("sharing", {}).get("devices_speedup")
     if curve and devices >= 2 and devices_factor != 1:
@@ -148,15 +152,15 @@ def adjusted(calibration, compute_factor, devices_factor):
     return new
 
 
-def predicted_s(tessera, calibration, flags):
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as file:
-        json.dump(calibration, file)
-    try:
-        out = subprocess.run([tessera, "validate", *flags, "--calibration", file.name, "--predict-only",
-                              "--speed-reference", "off", "--json"], capture_output=True, text=True, check=True)
-    finally:
-        os.unlink(file.name)
-    return json.loads(out.stdout)["end_to_end"]["predicted_s"]
+def block_residuals(blocks, solve):
+    """The 64-token (smallest) blocks' modelled time over measured, less 1, full and diagonal,
+    forward: how far a fit's model is off where the 16-rank validations' blocks are."""
+    rows, times = forward_rows(blocks)
+    p = solve(rows, times)
+    smallest = min(range(len(blocks)), key=lambda index: blocks[index]["side_tokens"])
+    full, diagonal = 2 * smallest, 2 * smallest + 1
+    modelled = [sum(x * y for x, y in zip(rows[row], p)) for row in (full, diagonal)]
+    return modelled[0] / times[full] - 1, modelled[1] / times[diagonal] - 1
 
 
 def summary(errors):
@@ -190,6 +194,8 @@ def main():
           f"{'refit, compute only':>19}   {'refit, raw':>11}")
     met = {"recorded": 0, "refit": 0, "compute": 0, "raw": 0}
     rounds = 0
+    negative = {"overhead": 0, "half": 0}
+    residuals = {"clamped": [], "refit": []}
     for folder in sorted(glob.glob(os.path.join(HERE, "2026-*"))):
         for calibration_path in sorted(glob.glob(os.path.join(folder, "cpu-round*.json"))):
             round_ = int(os.path.basename(calibration_path)[len("cpu-round"):-len(".json")])
@@ -199,6 +205,12 @@ def main():
             with open(calibration_path) as file:
                 calibration = json.load(file)
             new = refitted(calibration)
+            blocks = calibration["measured"]["blocks"]
+            unconstrained = relative_least_squares(*forward_rows(blocks))
+            negative["overhead"] += unconstrained[3] < 0
+            negative["half"] += unconstrained[2] < 0
+            residuals["clamped"].append(block_residuals(blocks, clamped))
+            residuals["refit"].append(block_residuals(blocks, nonnegative))
             reference = calibration["speed_reference"]
             shape = ["--heads", str(reference["heads"]), "--kv-heads", str(reference["heads"]), "--head-dim",
                      str(reference["head_dim"])]
@@ -233,6 +245,13 @@ def main():
                   f"{summary(compute_only):>21} {summary(raw)}", flush=True)
     print(f"rounds meeting the goal (* above: median at most 10 %, largest at most 25 %) of {rounds}: recorded "
           f"{met['recorded']}, refit {met['refit']}, refit with the compute factor alone {met['compute']}, refit raw {met['raw']}")
+    print(f"the unconstrained forward fit put the overhead below 0 in {negative['overhead']} of {rounds} calibrations and "
+          f"the half efficiency in {negative['half']}")
+    for name, pairs in residuals.items():
+        full = statistics.quantiles([100 * pair[0] for pair in pairs], n=4)
+        diagonal = statistics.quantiles([100 * pair[1] for pair in pairs], n=4)
+        print(f"64-token blocks modelled over measured, {name}: full {full[1]:+.1f} % (quartiles {full[0]:+.1f}, "
+              f"{full[2]:+.1f}), diagonal {diagonal[1]:+.1f} % ({diagonal[0]:+.1f}, {diagonal[2]:+.1f})")
 
 
 if __name__ == "__main__":
