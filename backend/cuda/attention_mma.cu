@@ -52,7 +52,9 @@ constexpr size_t shared_bytes() {
   return static_cast<size_t>(kRows + 2 * kStages * key_tile<D>()) * padded_row<D>() * sizeof(T);
 }
 
-template <typename T, int D>
+// kMasked: args.mask.kind != 0. Built apart, so that the unmasked kernel holds none of the
+// tile-skipping state: with it, d = 128 needed more than 255 registers and spilled.
+template <typename T, int D, bool kMasked>
 __global__ void __launch_bounds__(kWarps * 32) forward_mma_kernel(ForwardArgs args, const T* q, const T* kv) {
   constexpr int kCols = key_tile<D>(), kStride = padded_row<D>();
   T* q_tile = reinterpret_cast<T*>(dynamic_shared_memory());
@@ -68,21 +70,17 @@ __global__ void __launch_bounds__(kWarps * 32) forward_mma_kernel(ForwardArgs ar
   const int64_t kv_stride = static_cast<int64_t>(s.kv_heads) * D;
   const T* keys = kv + static_cast<int64_t>(kv_head) * D;
   const T* values = kv + static_cast<int64_t>(s.kv_rows) * kv_stride + static_cast<int64_t>(kv_head) * D;
-  const bool masked = args.mask.kind != 0;
 
-  // Query positions: the CTA's last (tile skipping, the same in every warp), the warp's first
-  // (whether a causal tile needs its mask), and this lane's four rows (slab m, row g + 8 r).
+  // Query positions: the CTA's last (tile skipping, the same in every warp) and the warp's first
+  // (whether a causal tile needs its mask). This lane's four rows (slab m, row g + 8 r) are
+  // computed where used, and their positions read only on tiles that evaluate the mask: held
+  // for the whole loop they took the registers that kept d = 128 from spilling.
   const TokenRange cta_queries = warp_token_range(args.q_tokens, row0, kRows, s.q_rows);
   const TokenRange warp_queries = warp_token_range(args.q_tokens, row0 + warp * kWarpRows, kWarpRows, s.q_rows);
-  int my_row[kSlabs][2];
-  long long my_query[kSlabs][2];
-  TESSERA_UNROLL
-  for (int m = 0; m < kSlabs; ++m)
-    TESSERA_UNROLL
-    for (int r = 0; r < 2; ++r) {
-      my_row[m][r] = row0 + warp * kWarpRows + m * 16 + group + 8 * r;
-      my_query[m][r] = my_row[m][r] < s.q_rows ? args.q_tokens[my_row[m][r]] : -1;
-    }
+  auto my_row = [&](int m, int r) { return row0 + warp * kWarpRows + m * 16 + group + 8 * r; };
+  // exp(scale (s - max)) = 2^(s scale log2 e - max scale log2 e): one FFMA and one MUFU.EX2 a
+  // score, the maxima kept on raw scores (scale > 0 keeps their order).
+  const float scale_log2 = s.scale * 1.4426950408889634f;
 
   const int tiles = (s.kv_rows + kCols - 1) / kCols;
   // Under a mask, 32 key tiles at a time: computed where a key comes at or before the CTA's last
@@ -97,7 +95,7 @@ __global__ void __launch_bounds__(kWarps * 32) forward_mma_kernel(ForwardArgs ar
   // same. The fetch and the compute loop each keep their own window.
   TileWindow fetch_window, compute_window;
   auto next_tile = [&](TileWindow& window, int tile) {
-    return masked ? next_computed_tile(window, tile, tiles, load_window) : tile;
+    return kMasked ? next_computed_tile(window, tile, tiles, load_window) : tile;
   };
   auto issue_keys = [&](int tile, int stage) {
     issue_tile<T, D>(k_ring + stage * kCols * kStride, kCols, keys, kv_stride, tile * kCols, s.kv_rows);
@@ -168,27 +166,30 @@ __global__ void __launch_bounds__(kWarps * 32) forward_mma_kernel(ForwardArgs ar
       }
     }
 
-    // Scale, mask where the tile needs it (keys past the block, or a mask cutting through it).
-    // (compute_window holds this tile: next_tile found it there.)
+    // Mask where the tile needs it (keys past the block, or a mask cutting through it): the
+    // score becomes -inf. (compute_window holds this tile: next_tile found it there.)
     const bool need_mask =
-        col0 + kCols > s.kv_rows || (masked && (args.mask.kind != 1 || compute_window.tile_needs_mask(tile)));
-    TESSERA_UNROLL
-    for (int m = 0; m < kSlabs; ++m)
+        col0 + kCols > s.kv_rows || (kMasked && (args.mask.kind != 1 || compute_window.tile_needs_mask(tile)));
+    if (need_mask) {
       TESSERA_UNROLL
-      for (int n = 0; n < kCols / 8; ++n)
+      for (int m = 0; m < kSlabs; ++m)
         TESSERA_UNROLL
-        for (int i = 0; i < 4; ++i) {
-          float score = s_acc[m][n][i] * s.scale;
-          if (need_mask) {
-            const int col = col0 + n * 8 + 2 * quad + i % 2;
-            const long long query = my_query[m][i / 2];
-            const bool allowed = col < s.kv_rows && query >= 0 && mask_allows(args.mask, query, args.kv_tokens[col]);
-            if (!allowed) score = -CUDART_INF_F;
-          }
-          s_acc[m][n][i] = score;
+        for (int r = 0; r < 2; ++r) {
+          const long long query = my_row(m, r) < s.q_rows ? args.q_tokens[my_row(m, r)] : -1;
+          TESSERA_UNROLL
+          for (int n = 0; n < kCols / 8; ++n)
+            TESSERA_UNROLL
+            for (int c = 0; c < 2; ++c) {
+              const int col = col0 + n * 8 + 2 * quad + c;
+              const bool allowed = col < s.kv_rows && query >= 0 && mask_allows(args.mask, query, args.kv_tokens[col]);
+              if (!allowed) s_acc[m][n][2 * r + c] = -CUDART_INF_F;
+            }
         }
+    }
 
-    // Online softmax: a row's 64 scores lie in the 4 lanes of a quad.
+    // Online softmax: a row's scores lie in the 4 lanes of a quad. A row with no allowed key
+    // yet has max -inf; its exponent base is then taken as 0, so that its -inf scores give 0
+    // (not -inf + inf) and its correction (O and the sum are 0 then) is 0.
     TESSERA_UNROLL
     for (int m = 0; m < kSlabs; ++m) {
       float correction[2];
@@ -200,7 +201,8 @@ __global__ void __launch_bounds__(kWarps * 32) forward_mma_kernel(ForwardArgs ar
         tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
         tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
         const float new_max = fmaxf(row_max[m][r], tile_max);
-        correction[r] = row_max[m][r] == -CUDART_INF_F ? 0.0f : __expf(row_max[m][r] - new_max);
+        const float base = new_max == -CUDART_INF_F ? 0.0f : new_max * scale_log2;
+        correction[r] = exp2f(fmaf(row_max[m][r], scale_log2, -base));
         row_max[m][r] = new_max;
         float sum = 0.0f;
         TESSERA_UNROLL
@@ -208,7 +210,7 @@ __global__ void __launch_bounds__(kWarps * 32) forward_mma_kernel(ForwardArgs ar
           TESSERA_UNROLL
           for (int c = 0; c < 2; ++c) {
             float& score = s_acc[m][n][2 * r + c];
-            score = score == -CUDART_INF_F ? 0.0f : __expf(score - new_max);
+            score = exp2f(fmaf(score, scale_log2, -base));
             sum += score;
           }
         row_sum[m][r] = row_sum[m][r] * correction[r] + sum;
@@ -256,8 +258,8 @@ __global__ void __launch_bounds__(kWarps * 32) forward_mma_kernel(ForwardArgs ar
     for (int r = 0; r < 2; ++r) {
       row_sum[m][r] += __shfl_xor_sync(0xffffffffu, row_sum[m][r], 1);
       row_sum[m][r] += __shfl_xor_sync(0xffffffffu, row_sum[m][r], 2);
-      has_keys[m][r] = my_row[m][r] < s.q_rows && row_sum[m][r] > 0.0f;
-      old_lse[m][r] = has_keys[m][r] ? args.out[lse_base + static_cast<int64_t>(my_row[m][r]) * s.heads + head] : 0.0f;
+      has_keys[m][r] = my_row(m, r) < s.q_rows && row_sum[m][r] > 0.0f;
+      old_lse[m][r] = has_keys[m][r] ? args.out[lse_base + static_cast<int64_t>(my_row(m, r)) * s.heads + head] : 0.0f;
     }
   __syncwarp();  // the quad has read the LSE before its first lane rewrites it
   TESSERA_UNROLL
@@ -265,9 +267,9 @@ __global__ void __launch_bounds__(kWarps * 32) forward_mma_kernel(ForwardArgs ar
     TESSERA_UNROLL
     for (int r = 0; r < 2; ++r) {
       if (!has_keys[m][r]) continue;
-      const LseMerge merge = merge_lse(old_lse[m][r], row_max[m][r] + logf(row_sum[m][r]));
+      const LseMerge merge = merge_lse(old_lse[m][r], row_max[m][r] * s.scale + logf(row_sum[m][r]));
       const float weight_b = merge.weight_b / row_sum[m][r];  // O is not yet normalised
-      float* out_row = args.out + (static_cast<int64_t>(my_row[m][r]) * s.heads + head) * D;
+      float* out_row = args.out + (static_cast<int64_t>(my_row(m, r)) * s.heads + head) * D;
       TESSERA_UNROLL
       for (int n = 0; n < D / 8; ++n)
         TESSERA_UNROLL
@@ -275,25 +277,27 @@ __global__ void __launch_bounds__(kWarps * 32) forward_mma_kernel(ForwardArgs ar
           float& slot = out_row[n * 8 + 2 * quad + c];
           slot = merge.weight_a * slot + weight_b * o_acc[m][n][2 * r + c];
         }
-      if (quad == 0) args.out[lse_base + static_cast<int64_t>(my_row[m][r]) * s.heads + head] = merge.lse;
+      if (quad == 0) args.out[lse_base + static_cast<int64_t>(my_row(m, r)) * s.heads + head] = merge.lse;
     }
 }
 
-template <typename T, int D>
+template <typename T, int D, bool kMasked>
 cudaError_t launch(const ForwardArgs& args, cudaStream_t stream) {
   constexpr size_t bytes = shared_bytes<T, D>();
-  const cudaError_t status = allow_shared_bytes(forward_mma_kernel<T, D>, bytes);
+  const cudaError_t status = allow_shared_bytes(forward_mma_kernel<T, D, kMasked>, bytes);
   if (status != cudaSuccess) return status;
   const dim3 grid(static_cast<unsigned>((args.shape.q_rows + kRows - 1) / kRows), static_cast<unsigned>(args.shape.heads));
-  return launch_kernel(forward_mma_kernel<T, D>, grid, dim3(kWarps * 32), bytes, stream, args, static_cast<const T*>(args.q),
-                       static_cast<const T*>(args.kv));
+  return launch_kernel(forward_mma_kernel<T, D, kMasked>, grid, dim3(kWarps * 32), bytes, stream, args,
+                       static_cast<const T*>(args.q), static_cast<const T*>(args.kv));
 }
 
 }  // namespace
 
 bool launch_forward_block_mma(const ForwardArgs& args, cudaStream_t stream, cudaError_t& status) {
   return launch_on_mma(args.shape, args.element, status, [&](auto element, auto head_dim) {
-    return launch<decltype(element), decltype(head_dim)::value>(args, stream);
+    using T = decltype(element);
+    constexpr int D = decltype(head_dim)::value;
+    return args.mask.kind != 0 ? launch<T, D, true>(args, stream) : launch<T, D, false>(args, stream);
   });
 }
 
