@@ -1,6 +1,7 @@
 #include "tessera/backend/cpu/cpu_executor.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -33,8 +34,12 @@ using schedules::ScheduleAnalysis;
 
 namespace {
 
-// Partial sums one rank holds for one chunk: forward O with its LSE, or gradients. Stored
-// over all heads of the sequence (only the head group's heads are ever touched).
+// Partial sums one rank holds for one chunk of one head group: forward O with its LSE, or
+// gradients, over the group's heads only (heads and key/value heads counted from the group's
+// first), so that folding one into another is the work of the bytes the simulator charges a
+// merge. (Held over every head of the sequence, a Ulysses group's partials were u times larger
+// than their bytes, and USP u=4 r=4's merges took 0.17 s against 0.03 s predicted: validations
+// measured it 20-26 % slower than predicted, docs/measurements/cpu-rounds/2026-12-05.)
 struct Partial {
   std::vector<float> out, lse;       // [row][head][dv], [row][head]
   std::vector<float> d_q, d_k, d_v;  // [row][head][d], [row][kv head][d], [row][kv head][dv]
@@ -120,16 +125,28 @@ class Interpreter {
       for (const auto& item : schedule_.items_of(transfer))
         if (carries_data(item)) fold(inbox_, key(transfer.dst, item), take(transfer.src, item));
   }
+  // A merge holds the lock only to find its partials, and folds them unlocked, as a compute op
+  // works: folded under the lock, a merge stalled every rank's next op, and more so when the OS
+  // preempted its thread there (16 ranks on 2 cores: ring's 240 merges took 0.46 s against
+  // 0.11 s predicted, and the validation measured 13 % over its prediction).
   void merge(const Op& op) {
-    std::lock_guard<std::mutex> lock(store_mutex_);
-    for (const auto& item : schedule_.items_of(op)) {
-      if (!carries_data(item)) continue;
-      auto it = inbox_.find(key(op.gpu, item));
-      if (it == inbox_.end()) continue;
-      std::unique_ptr<Partial> arrived = std::move(it->second);
-      inbox_.erase(it);
-      fold(local_, key(op.gpu, item), std::move(arrived));
+    std::vector<std::pair<Partial*, std::unique_ptr<Partial>>> folds;
+    {
+      std::lock_guard<std::mutex> lock(store_mutex_);
+      for (const auto& item : schedule_.items_of(op)) {
+        if (!carries_data(item)) continue;
+        auto it = inbox_.find(key(op.gpu, item));
+        if (it == inbox_.end()) continue;
+        std::unique_ptr<Partial> arrived = std::move(it->second);
+        inbox_.erase(it);
+        auto& slot = local_[key(op.gpu, item)];
+        if (!slot)
+          slot = std::move(arrived);
+        else
+          folds.emplace_back(slot.get(), std::move(arrived));
+      }
     }
+    for (auto& [into, arrived] : folds) fold_into(*into, *arrived);
   }
 
   // One rank after another in the analysis' execution order: the reference the threaded run is
@@ -190,7 +207,8 @@ class Interpreter {
   std::unique_ptr<Partial> empty_partial(const DataItem& item) const {
     auto partial = std::make_unique<Partial>();
     const auto rows = static_cast<size_t>(grid_.chunk_tokens(item.chunk));
-    const auto h = static_cast<size_t>(problem_.heads), g = static_cast<size_t>(problem_.kv_heads);
+    const GroupHeads group = group_heads(item.head_group);
+    const auto h = static_cast<size_t>(group.count), g = static_cast<size_t>(group.kv_count);
     const auto d = static_cast<size_t>(problem_.head_dim), dv = static_cast<size_t>(problem_.head_dim_v);
     if (item.kind == DataKind::O) {
       partial->out.assign(rows * h * dv, 0);
@@ -210,25 +228,28 @@ class Interpreter {
     local_.erase(it);
     return value;
   }
-  // Folds a partial into store[where]: LSE-weighted for outputs, sums for gradients.
+  // Folds a partial into store[where] (moved there where it holds none yet).
   void fold(Store& store, uint64_t where, std::unique_ptr<Partial> value) {
     auto& slot = store[where];
     if (!slot) {
       slot = std::move(value);
       return;
     }
-    Partial& into = *slot;
-    for (size_t index = 0; index < value->d_q.size(); ++index) into.d_q[index] += value->d_q[index];
-    for (size_t index = 0; index < value->d_k.size(); ++index) into.d_k[index] += value->d_k[index];
-    for (size_t index = 0; index < value->d_v.size(); ++index) into.d_v[index] += value->d_v[index];
+    fold_into(*slot, *value);
+  }
+  // Adds `value` into `into`: LSE-weighted for outputs, sums for gradients.
+  void fold_into(Partial& into, const Partial& value) const {
+    for (size_t index = 0; index < value.d_q.size(); ++index) into.d_q[index] += value.d_q[index];
+    for (size_t index = 0; index < value.d_k.size(); ++index) into.d_k[index] += value.d_k[index];
+    for (size_t index = 0; index < value.d_v.size(); ++index) into.d_v[index] += value.d_v[index];
     const size_t dv = static_cast<size_t>(problem_.head_dim_v);
-    for (size_t row_head = 0; row_head < value->lse.size(); ++row_head) {
-      float a = into.lse[row_head], b = value->lse[row_head];
+    for (size_t row_head = 0; row_head < value.lse.size(); ++row_head) {
+      float a = into.lse[row_head], b = value.lse[row_head];
       if (b == -std::numeric_limits<float>::infinity()) continue;
       float merged = a == -std::numeric_limits<float>::infinity() ? b : std::max(a, b) + std::log1p(std::exp(-std::abs(a - b)));
       float wa = a == -std::numeric_limits<float>::infinity() ? 0.0f : std::exp(a - merged), wb = std::exp(b - merged);
       for (size_t e = 0; e < dv; ++e)
-        into.out[row_head * dv + e] = wa * into.out[row_head * dv + e] + wb * value->out[row_head * dv + e];
+        into.out[row_head * dv + e] = wa * into.out[row_head * dv + e] + wb * value.out[row_head * dv + e];
       into.lse[row_head] = merged;
     }
   }
@@ -239,6 +260,16 @@ class Interpreter {
     return {head_group * per_group, (head_group + 1) * per_group};
   }
   int64_t kv_head_of(int64_t head) const { return head / (problem_.heads / problem_.kv_heads); }
+  // The heads a head group's partials hold: its query heads, and the key/value heads they read
+  // (one shared by several groups under GQA, or several of them).
+  struct GroupHeads {
+    int64_t first = 0, count = 0, first_kv = 0, kv_count = 0;
+  };
+  GroupHeads group_heads(int32_t head_group) const {
+    const auto [first, last] = heads_of(head_group);
+    const int64_t first_kv = kv_head_of(first), last_kv = kv_head_of(last - 1) + 1;
+    return {first, last - first, first_kv, last_kv - first_kv};
+  }
   float scale() const { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(problem_.head_dim))); }
 
   void forward_block(Partial& into, const BlockRef& block) {
@@ -246,6 +277,7 @@ class Interpreter {
     const auto& keys = chunk_tokens_[static_cast<size_t>(block.kv_chunk)];
     const int64_t H = problem_.heads, G = problem_.kv_heads, d = problem_.head_dim, dv = problem_.head_dim_v;
     auto [first_head, last_head] = heads_of(block.head_group);
+    const GroupHeads group = group_heads(block.head_group);
     std::vector<float> scores(keys.size());
     std::vector<float> sum(static_cast<size_t>(dv));
     for (size_t row = 0; row < queries.size(); ++row) {
@@ -274,7 +306,7 @@ class Interpreter {
           for (int64_t e = 0; e < dv; ++e) sum[static_cast<size_t>(e)] += p * v_[static_cast<size_t>((keys[col] * G + kvh) * dv + e)];
         }
         // Merge this block's (O, LSE) into the running partial of the row and head.
-        const size_t row_head = row * static_cast<size_t>(H) + static_cast<size_t>(h);
+        const auto row_head = static_cast<size_t>(static_cast<int64_t>(row) * group.count + h - group.first);
         float block_lse = maximum + std::log(total);
         float a = into.lse[row_head];
         float merged = a == -std::numeric_limits<float>::infinity() ? block_lse
@@ -294,10 +326,14 @@ class Interpreter {
     const auto& keys = chunk_tokens_[static_cast<size_t>(block.kv_chunk)];
     const int64_t H = problem_.heads, G = problem_.kv_heads, d = problem_.head_dim, dv = problem_.head_dim_v;
     auto [first_head, last_head] = heads_of(block.head_group);
+    const GroupHeads group = group_heads(block.head_group);
     for (size_t row = 0; row < queries.size(); ++row) {
       const int64_t t = queries[row];
       for (int64_t h = first_head; h < last_head; ++h) {
         const int64_t kvh = kv_head_of(h);
+        // Where the row's head and the key's key/value head sit in the group's partials.
+        const auto q_at = static_cast<size_t>((static_cast<int64_t>(row) * group.count + h - group.first) * d);
+        const auto local_kv = static_cast<size_t>(kvh - group.first_kv), kv_count = static_cast<size_t>(group.kv_count);
         const float lse = lse_[static_cast<size_t>(t * H + h)], delta = delta_[static_cast<size_t>(t * H + h)];
         for (size_t col = 0; col < keys.size(); ++col) {
           const int64_t s = keys[col];
@@ -310,13 +346,12 @@ class Interpreter {
           for (int64_t e = 0; e < dv; ++e) {
             const float g_out = d_out_[static_cast<size_t>((t * H + h) * dv + e)];
             dp += g_out * v_[static_cast<size_t>((s * G + kvh) * dv + e)];
-            dkv_into.d_v[(col * static_cast<size_t>(G) + static_cast<size_t>(kvh)) * static_cast<size_t>(dv) + static_cast<size_t>(e)] += p * g_out;
+            dkv_into.d_v[(col * kv_count + local_kv) * static_cast<size_t>(dv) + static_cast<size_t>(e)] += p * g_out;
           }
           const float ds = p * (dp - delta) * scale();
           for (int64_t e = 0; e < d; ++e) {
-            dq_into.d_q[(row * static_cast<size_t>(H) + static_cast<size_t>(h)) * static_cast<size_t>(d) + static_cast<size_t>(e)] +=
-                ds * k_[static_cast<size_t>((s * G + kvh) * d + e)];
-            dkv_into.d_k[(col * static_cast<size_t>(G) + static_cast<size_t>(kvh)) * static_cast<size_t>(d) + static_cast<size_t>(e)] +=
+            dq_into.d_q[q_at + static_cast<size_t>(e)] += ds * k_[static_cast<size_t>((s * G + kvh) * d + e)];
+            dkv_into.d_k[(col * kv_count + local_kv) * static_cast<size_t>(d) + static_cast<size_t>(e)] +=
                 ds * q_[static_cast<size_t>((t * H + h) * d + e)];
           }
         }
@@ -341,6 +376,7 @@ class Interpreter {
       const int32_t owner = schedule_.owner(chunk);
       for (int32_t hg = 0; hg < schedule_.head_groups; ++hg) {
         auto [first_head, last_head] = heads_of(hg);
+        const GroupHeads group = group_heads(hg);
         auto find = [&](DataKind kind) -> const Partial* {
           auto it = local_.find(key(owner, {kind, hg, chunk}));
           return it == local_.end() ? nullptr : it->second.get();
@@ -348,7 +384,7 @@ class Interpreter {
         for (size_t row = 0; row < tokens.size(); ++row) {
           const int64_t t = tokens[row];
           for (int64_t h = first_head; h < last_head; ++h) {
-            const size_t row_head = row * static_cast<size_t>(H) + static_cast<size_t>(h);
+            const auto row_head = static_cast<size_t>(static_cast<int64_t>(row) * group.count + h - group.first);
             if (const Partial* out = find(DataKind::O)) {
               tensors_.lse[static_cast<size_t>(t * H + h)] = out->lse[row_head];
               for (int64_t e = 0; e < dv; ++e)
@@ -360,13 +396,13 @@ class Interpreter {
           }
           // Key/value gradients: head groups sharing a (replicated) KV head add up.
           if (const Partial* grad = find(DataKind::dKV)) {
-            for (int64_t kvh = 0; kvh < G; ++kvh) {
+            for (int64_t local = 0; local < group.kv_count; ++local) {
+              const int64_t kvh = group.first_kv + local;
+              const auto at = static_cast<size_t>(static_cast<int64_t>(row) * group.kv_count + local);
               for (int64_t e = 0; e < d; ++e)
-                tensors_.d_k[static_cast<size_t>((t * G + kvh) * d + e)] +=
-                    grad->d_k[(row * static_cast<size_t>(G) + static_cast<size_t>(kvh)) * static_cast<size_t>(d) + static_cast<size_t>(e)];
+                tensors_.d_k[static_cast<size_t>((t * G + kvh) * d + e)] += grad->d_k[at * static_cast<size_t>(d) + static_cast<size_t>(e)];
               for (int64_t e = 0; e < dv; ++e)
-                tensors_.d_v[static_cast<size_t>((t * G + kvh) * dv + e)] +=
-                    grad->d_v[(row * static_cast<size_t>(G) + static_cast<size_t>(kvh)) * static_cast<size_t>(dv) + static_cast<size_t>(e)];
+                tensors_.d_v[static_cast<size_t>((t * G + kvh) * dv + e)] += grad->d_v[at * static_cast<size_t>(dv) + static_cast<size_t>(e)];
             }
           }
         }
@@ -400,11 +436,16 @@ namespace {
 // simulator charges for it (data_size.hpp) into the receiver's buffer for that stream, so that
 // it costs what a device copy costs; the partials it carries are handed over with it (ranks
 // share one address space, and the inputs every rank reads are in it from the start).
+// No op starts before every rank's thread is on its core, and the run's clock starts then, as a
+// GPU run's first event comes after its devices are up: starting a thread on an idle core of a
+// VM took about 2 ms here (the median gap between the starts of two ranks' first ops), which
+// made two 4 ms blocks on two cores look like 1.3-1.5x the throughput of one, while each block
+// ran at 1.9-2.0x (docs/measurements/cpu-rounds/2026-12-05-start-barrier).
 class ThreadedRun {
  public:
   using Clock = std::chrono::steady_clock;
   ThreadedRun(const schedules::CheckedSchedule& checked, Interpreter& interpreter, std::vector<int32_t> device_of_rank,
-              ExecutionRecord& record, Clock::time_point started)
+              ExecutionRecord& record)
       : schedule_(checked.schedule()),
         grid_(checked.grid()),
         analysis_(checked.analysis()),
@@ -412,7 +453,6 @@ class ThreadedRun {
         interpreter_(interpreter),
         device_of_rank_(std::move(device_of_rank)),
         record_(record),
-        started_(started),
         wake_(static_cast<size_t>(schedule_.gpus)),
         ready_(static_cast<size_t>(schedule_.gpus)),
         pending_(schedule_.ops.size()),
@@ -449,7 +489,17 @@ class ThreadedRun {
       if (pending_[op] == 0) ready_[static_cast<size_t>(schedule_.ops[op].gpu)].push_back(op);
     std::vector<std::thread> threads;
     threads.reserve(static_cast<size_t>(schedule_.gpus));
-    for (int32_t rank = 0; rank < schedule_.gpus; ++rank) threads.emplace_back([this, rank] { rank_loop(rank); });
+    try {
+      for (int32_t rank = 0; rank < schedule_.gpus; ++rank) threads.emplace_back([this, rank] { rank_loop(rank); });
+    } catch (...) {  // no thread for a rank: the ones started must not wait for it
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        failed_ = true;
+        error_ = std::current_exception();
+      }
+      started_ = Clock::now();
+      go_.store(true, std::memory_order_release);
+    }
     for (auto& thread : threads) thread.join();
     if (error_) std::rethrow_exception(error_);
   }
@@ -464,6 +514,7 @@ class ThreadedRun {
 
   void rank_loop(int32_t rank) {
     pin_to_core(device_of_rank_[static_cast<size_t>(rank)]);
+    wait_for_every_rank();
     auto& ready = ready_[static_cast<size_t>(rank)];
     std::unique_lock<std::mutex> lock(mutex_);
     try {
@@ -481,6 +532,18 @@ class ThreadedRun {
       failed_ = true;
       for (auto& wake : wake_) wake.notify_all();
     }
+  }
+
+  // The last thread to arrive starts the clock and lets the others go. They wait spinning (and
+  // yielding to threads pinned to the same core), not blocked: a blocked thread's wake-up on an
+  // idle core is the very delay this waits out.
+  void wait_for_every_rank() {
+    if (arrived_ranks_.fetch_add(1, std::memory_order_acq_rel) + 1 == schedule_.gpus) {
+      started_ = Clock::now();
+      go_.store(true, std::memory_order_release);
+      return;
+    }
+    while (!go_.load(std::memory_order_acquire)) std::this_thread::yield();
   }
 
   // Called with the lock held; the work itself runs unlocked.
@@ -596,7 +659,9 @@ class ThreadedRun {
   Interpreter& interpreter_;
   const std::vector<int32_t> device_of_rank_;
   ExecutionRecord& record_;
-  const Clock::time_point started_;
+  std::atomic<int32_t> arrived_ranks_{0};
+  std::atomic<bool> go_{false};
+  Clock::time_point started_;  // written before go_ is set, read after it is seen
 
   std::mutex mutex_;  // everything below, and the record's times
   std::vector<std::condition_variable> wake_;   // per rank
@@ -648,10 +713,10 @@ void execute_on_cpu(const schedules::CheckedSchedule& checked, AttentionTensors&
   record.op_start_s.assign(schedule.ops.size(), 0);
   record.op_finish_s.assign(schedule.ops.size(), 0);
   Interpreter interpreter(schedule, checked.grid(), tensors);
-  // Op times count from here: preparing the inputs (rounding them to the dtype) is set-up, as
-  // copying them to a GPU is for the CUDA executor; wall_s has it.
-  const auto started = Clock::now();
-  ThreadedRun(checked, interpreter, record.device_of_rank, record, started).run();
+  // Op times count from the moment every rank's thread is up (ThreadedRun): preparing the
+  // inputs (rounding them to the dtype) and starting the threads are set-up, as copying them to
+  // a GPU is for the CUDA executor; wall_s has them.
+  ThreadedRun(checked, interpreter, record.device_of_rank, record).run();
   interpreter.collect_outputs();
   record.makespan_s = 0;
   for (double finish_s : record.op_finish_s) record.makespan_s = std::max(record.makespan_s, finish_s);
