@@ -24,6 +24,9 @@
 //                    the calibration than the curve, and a neighbour that took a core in those
 //                    seconds alone (measured: 0.78x against the curve's 1.92x) would have made a
 //                    factor of 2.4 out of nothing.
+//                    Readings that low were, until the CPU executor started every rank's ops
+//                    together, also its thread start-up: the second of two ranks began about
+//                    2 ms late, and two 4 ms blocks measured 1.3-1.5x one (bench_cpu_devices).
 // Before and after the run are combined by their mean: a switch during the run falls between.
 #include <optional>
 #include <string>
