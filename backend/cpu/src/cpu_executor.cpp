@@ -39,7 +39,7 @@ namespace {
 // first), so that folding one into another is the work of the bytes the simulator charges a
 // merge. (Held over every head of the sequence, a Ulysses group's partials were u times larger
 // than their bytes, and USP u=4 r=4's merges took 0.17 s against 0.03 s predicted: validations
-// measured it 20-26 % slower than predicted, docs/measurements/cpu-rounds/2026-12-05.)
+// measured it 20-26 % slower than predicted: docs/measurements/cpu-rounds/2026-12-05-0152.)
 struct Partial {
   std::vector<float> out, lse;       // [row][head][dv], [row][head]
   std::vector<float> d_q, d_k, d_v;  // [row][head][d], [row][kv head][d], [row][kv head][dv]
