@@ -1,13 +1,13 @@
 // What two busy CPU devices deliver against one, as the speed reference of `tessera validate`
 // times it: one rank computing one causal diagonal block alone, and one rank on each of two
-// cores computing one such block at once (a documents mask: rank r's own document is all its
-// work), in pairs, one after the other. Prints per batch of pairs the busy-devices figure three
-// ways: 2 x alone / makespan by lower quartiles (what validate compares with the calibrated
-// curve), the median of the pairs' ratios (what calibrate fits), and 2 x alone / the longer of
-// the two ops' own durations (the devices' throughput with the ranks' start-up left out); and the
-// median gap between the two ranks' first op starts. The three agree when the executor starts
-// every rank's ops together (cpu_executor.cpp); a thread started late shows as a gap and as a
-// makespan figure below the ops' own (docs/measurements/cpu-rounds/2026-12-05-start-barrier).
+// cores computing one such block at once (backend::independent_blocks), in pairs, one after the
+// other. Prints per batch of pairs the busy-devices figure three ways: 2 x alone / makespan by
+// lower quartiles (what validate compares with the calibrated curve), the median of the pairs'
+// ratios (what calibrate fits), and 2 x alone / the longer of the two ops' own durations (the
+// devices' throughput with the ranks' start-up left out); and the median gap between the two
+// ranks' first op starts. The three agree when the executor starts every rank's ops together
+// (cpu_executor.cpp); a thread started late shows as a gap and as a makespan figure below the
+// ops' own (docs/measurements/cpu-rounds/2026-12-05-start-barrier).
 // Usage: tessera_bench_cpu_devices [side_tokens (256)] [pairs per batch (13)] [batches (6)]
 #include <algorithm>
 #include <cmath>
@@ -16,35 +16,21 @@
 #include <vector>
 
 #include "bench_timing.hpp"
+#include "tessera/backend/calibration.hpp"
 #include "tessera/backend/cpu/cpu_executor.hpp"
 #include "tessera/backend/tensors.hpp"
-#include "tessera/core/schedule.hpp"
-#include "tessera/schedules/checker.hpp"
 
 using namespace tessera;
 
 namespace {
 
-// `ranks` ranks, each with the causal diagonal block of its own document of `side` tokens
-// (the shape of validate's default speed reference: 4 heads of 32, bf16).
-schedules::CheckedSchedule independent_blocks(int64_t side, int32_t ranks) {
+// Validate's default speed reference shape: 4 heads of 32, bf16.
+Problem reference_shape() {
   Problem problem;
   problem.heads = problem.kv_heads = 4;
   problem.head_dim = problem.head_dim_v = 32;
   problem.dtype = DType::bf16;
-  problem.seq_len = side * ranks;
-  problem.mask.kind = MaskKind::documents;
-  problem.mask.document_lengths.assign(static_cast<size_t>(ranks), side);
-  problem.pass = Pass::forward;
-  ScheduleBuilder builder("independent blocks", "", problem, Layout::contiguous, ranks);
-  const int32_t stream = builder.stream("compute");
-  for (int32_t rank = 0; rank < ranks; ++rank) builder.compute(rank, Pass::forward, BlockRef{0, rank, rank}, stream);
-  return schedules::check(builder.finish());
-}
-
-double lower_quartile(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 4];
+  return problem;
 }
 
 }  // namespace
@@ -62,7 +48,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   auto executor = backend::make_cpu_executor(2);
-  const schedules::CheckedSchedule one = independent_blocks(side, 1), two = independent_blocks(side, 2);
+  const schedules::CheckedSchedule one = backend::independent_blocks(reference_shape(), side, 1);
+  const schedules::CheckedSchedule two = backend::independent_blocks(reference_shape(), side, 2);
   const backend::AttentionTensors one_inputs = backend::random_inputs(one.schedule().problem, 7);
   const backend::AttentionTensors two_inputs = backend::random_inputs(two.schedule().problem, 7);
   std::printf("two busy CPU devices against one: a %lld-token causal diagonal block per rank, %d pairs per line\n",
@@ -84,7 +71,8 @@ int main(int argc, char** argv) {
       start_gap_s.push_back(std::abs(busy.op_start_s[0] - busy.op_start_s[1]));
       pair_ratio.push_back(2 * alone_s.back() / makespan_s.back());
     }
-    const double alone = lower_quartile(alone_s), makespan = lower_quartile(makespan_s), longest = lower_quartile(longest_op_s);
+    const double alone = backend::lower_quartile(alone_s), makespan = backend::lower_quartile(makespan_s),
+               longest = backend::lower_quartile(longest_op_s);
     std::printf("  alone %.3f ms; two at once: by makespan %.2fx (pairs' median %.2fx), by the ops' own times %.2fx; "
                 "start gap median %.3f ms\n",
                 alone * 1e3, 2 * alone / makespan, bench::median(pair_ratio), 2 * alone / longest, bench::median(start_gap_s) * 1e3);

@@ -101,20 +101,10 @@ TimingRun timing_run(ScheduleExecutor& executor, Problem problem, int64_t side, 
   return run;
 }
 
-// `ranks` ranks with one block each and nothing else to do: a documents mask of one document of
-// `side` tokens per rank, so that rank r's block (r, r) (its document's causal diagonal block)
-// is all the work there is, and needs no transfer. Run on one device, the ranks' compute ops
-// are all that shares it: no copies, merges or waits charged to compute.
-TimingRun independent_blocks_run(ScheduleExecutor& executor, Problem problem, int64_t side, int32_t ranks) {
-  problem.seq_len = side * ranks;
-  problem.mask = Mask{};
-  problem.mask.kind = MaskKind::documents;
-  problem.mask.document_lengths.assign(static_cast<size_t>(ranks), side);
-  problem.pass = Pass::forward;
-  ScheduleBuilder builder("independent blocks", "", problem, Layout::contiguous, ranks);
-  const int32_t stream = builder.stream("compute");
-  for (int32_t rank = 0; rank < ranks; ++rank) builder.compute(rank, Pass::forward, BlockRef{0, rank, rank}, stream);
-  return with_inputs(executor, schedules::check(builder.finish()));
+// The ranks' compute ops are all there is: run on one device, no copies, merges or waits are
+// charged to compute.
+TimingRun independent_blocks_run(ScheduleExecutor& executor, const Problem& problem, int64_t side, int32_t ranks) {
+  return with_inputs(executor, independent_blocks(problem, side, ranks));
 }
 
 // The summed time of the ops of one kind in one run of `run`.
@@ -138,14 +128,6 @@ double median_op_time(ScheduleExecutor& executor, const TimingRun& run, OpKind k
   for (int repeat = 0; repeat < repeats; ++repeat) times.push_back(op_time(executor, run, kind));
   widen(spread, spread_of(times));
   return median(times);
-}
-
-// The lower quartile: what the machine does when nothing else takes it. Another process only
-// ever slows a run down, so on a shared machine the median moves with its load, while the
-// quartile stays (and on an idle machine the two agree).
-double lower_quartile(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values.empty() ? 0 : values[values.size() / 4];
 }
 
 // The compute op of one-rank schedules over one block of each side: full and diagonal (of a
@@ -307,6 +289,23 @@ double median_speedup(ScheduleExecutor& one_executor, const TimingRun& one, Sche
 }
 
 }  // namespace
+
+double lower_quartile(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values.empty() ? 0 : values[values.size() / 4];
+}
+
+schedules::CheckedSchedule independent_blocks(Problem problem, int64_t side, int32_t ranks) {
+  problem.seq_len = side * ranks;
+  problem.mask = Mask{};
+  problem.mask.kind = MaskKind::documents;
+  problem.mask.document_lengths.assign(static_cast<size_t>(ranks), side);
+  problem.pass = Pass::forward;
+  ScheduleBuilder builder("independent blocks", "", problem, Layout::contiguous, ranks);
+  const int32_t stream = builder.stream("compute");
+  for (int32_t rank = 0; rank < ranks; ++rank) builder.compute(rank, Pass::forward, BlockRef{0, rank, rank}, stream);
+  return schedules::check(builder.finish());
+}
 
 CalibratedSpeedReference speed_reference_workload(const ScheduleExecutor& executor, const Problem& shape, int64_t side) {
   CalibratedSpeedReference reference;

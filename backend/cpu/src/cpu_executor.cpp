@@ -254,21 +254,17 @@ class Interpreter {
     }
   }
 
-  // Query heads of a head group, and the key/value head each one reads.
-  std::pair<int64_t, int64_t> heads_of(int32_t head_group) const {
-    const int64_t per_group = problem_.heads / schedule_.head_groups;
-    return {head_group * per_group, (head_group + 1) * per_group};
-  }
+  // The key/value head a query head reads.
   int64_t kv_head_of(int64_t head) const { return head / (problem_.heads / problem_.kv_heads); }
-  // The heads a head group's partials hold: its query heads, and the key/value heads they read
-  // (one shared by several groups under GQA, or several of them).
+  // A head group's query heads, and the key/value heads they read (one shared by several groups
+  // under GQA, or several of them): the heads its partials hold.
   struct GroupHeads {
     int64_t first = 0, count = 0, first_kv = 0, kv_count = 0;
   };
   GroupHeads group_heads(int32_t head_group) const {
-    const auto [first, last] = heads_of(head_group);
-    const int64_t first_kv = kv_head_of(first), last_kv = kv_head_of(last - 1) + 1;
-    return {first, last - first, first_kv, last_kv - first_kv};
+    const int64_t count = problem_.heads / schedule_.head_groups, first = head_group * count;
+    const int64_t first_kv = kv_head_of(first), last_kv = kv_head_of(first + count - 1) + 1;
+    return {first, count, first_kv, last_kv - first_kv};
   }
   float scale() const { return static_cast<float>(1.0 / std::sqrt(static_cast<double>(problem_.head_dim))); }
 
@@ -276,13 +272,12 @@ class Interpreter {
     const auto& queries = chunk_tokens_[static_cast<size_t>(block.q_chunk)];
     const auto& keys = chunk_tokens_[static_cast<size_t>(block.kv_chunk)];
     const int64_t H = problem_.heads, G = problem_.kv_heads, d = problem_.head_dim, dv = problem_.head_dim_v;
-    auto [first_head, last_head] = heads_of(block.head_group);
     const GroupHeads group = group_heads(block.head_group);
     std::vector<float> scores(keys.size());
     std::vector<float> sum(static_cast<size_t>(dv));
     for (size_t row = 0; row < queries.size(); ++row) {
       const int64_t t = queries[row];
-      for (int64_t h = first_head; h < last_head; ++h) {
+      for (int64_t h = group.first; h < group.first + group.count; ++h) {
         const int64_t kvh = kv_head_of(h);
         float maximum = -std::numeric_limits<float>::infinity();
         for (size_t col = 0; col < keys.size(); ++col) {
@@ -325,11 +320,10 @@ class Interpreter {
     const auto& queries = chunk_tokens_[static_cast<size_t>(block.q_chunk)];
     const auto& keys = chunk_tokens_[static_cast<size_t>(block.kv_chunk)];
     const int64_t H = problem_.heads, G = problem_.kv_heads, d = problem_.head_dim, dv = problem_.head_dim_v;
-    auto [first_head, last_head] = heads_of(block.head_group);
     const GroupHeads group = group_heads(block.head_group);
     for (size_t row = 0; row < queries.size(); ++row) {
       const int64_t t = queries[row];
-      for (int64_t h = first_head; h < last_head; ++h) {
+      for (int64_t h = group.first; h < group.first + group.count; ++h) {
         const int64_t kvh = kv_head_of(h);
         // Where the row's head and the key's key/value head sit in the group's partials.
         const auto q_at = static_cast<size_t>((static_cast<int64_t>(row) * group.count + h - group.first) * d);
@@ -375,7 +369,6 @@ class Interpreter {
       const auto& tokens = chunk_tokens_[static_cast<size_t>(chunk)];
       const int32_t owner = schedule_.owner(chunk);
       for (int32_t hg = 0; hg < schedule_.head_groups; ++hg) {
-        auto [first_head, last_head] = heads_of(hg);
         const GroupHeads group = group_heads(hg);
         auto find = [&](DataKind kind) -> const Partial* {
           auto it = local_.find(key(owner, {kind, hg, chunk}));
@@ -383,7 +376,7 @@ class Interpreter {
         };
         for (size_t row = 0; row < tokens.size(); ++row) {
           const int64_t t = tokens[row];
-          for (int64_t h = first_head; h < last_head; ++h) {
+          for (int64_t h = group.first; h < group.first + group.count; ++h) {
             const auto row_head = static_cast<size_t>(static_cast<int64_t>(row) * group.count + h - group.first);
             if (const Partial* out = find(DataKind::O)) {
               tensors_.lse[static_cast<size_t>(t * H + h)] = out->lse[row_head];

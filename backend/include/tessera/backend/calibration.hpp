@@ -59,6 +59,17 @@ struct ComputeCalibration {
   CalibratedSpeedReference speed_reference;
 };
 
+// The lower quartile of timings: what the machine does when nothing else takes it. Another
+// process only ever slows a run down, so on a shared machine the median moves with its load,
+// while the quartile stays (and on an idle machine the two agree). 0 for no values.
+double lower_quartile(std::vector<double> values);
+
+// `ranks` ranks with one block each and nothing else to do: `problem`'s heads, head dimensions
+// and dtype over a documents mask of one document of `side` tokens per rank, so that rank r's
+// block (r, r) (its document's causal diagonal block) is all the work there is, forward, with no
+// transfer. The workload of the concurrency and busy-devices figures and of the speed reference.
+schedules::CheckedSchedule independent_blocks(Problem problem, int64_t side, int32_t ranks);
+
 // How far repeated timings of one figure moved, over their median: the interquartile range
 // (the value a quarter of the way in from the top less the one a quarter of the way in from the
 // bottom, as the lower quartile is picked) and max - min. Zero for fewer than two values.
